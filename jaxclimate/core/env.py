@@ -1,0 +1,138 @@
+"""The environment API every jaxclimate environment implements.
+
+Functional like gymnax, multi-agent like JaxMARL, with agents on a leading array axis:
+
+* ``env.reset(key, params) -> (obs, state)``
+* ``env.step(key, state, actions, params) -> (obs, state, rewards, terminated, truncated, info)``
+
+``obs``, ``actions`` and ``rewards`` are dicts keyed by agent-group name; each value is an
+array with that group's agents on axis 0 (``(n_agents, *space.shape)`` for observations and
+actions, ``(n_agents,)`` for rewards). ``terminated`` and ``truncated`` are scalar booleans:
+all agents of an environment share one episode.
+
+Environments implement ``reset_env`` and ``step_env``; ``step`` adds the time limit
+(``truncated`` once ``state.time >= params.max_steps``) and the automatic reset. After an
+auto-reset the returned ``obs``/``state`` are the fresh episode's, and
+``info["final_obs"]`` holds the observation of the step that ended the episode (what a
+replay buffer or a value bootstrap needs).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Mapping, TypeVar
+
+import jax
+import jax.numpy as jnp
+
+from jaxclimate.core import struct
+from jaxclimate.core.spaces import Space
+
+Obs = dict[str, jax.Array]
+Actions = dict[str, jax.Array]
+Rewards = dict[str, jax.Array]
+Info = dict[str, Any]
+
+
+@struct.dataclass
+class EnvState:
+    """Base state: ``time`` counts steps since the last reset (int32 scalar)."""
+
+    time: jax.Array
+
+
+@struct.dataclass
+class EnvParams:
+    """Base parameters: every field is a pytree leaf, so parameters can be ``vmap``ped."""
+
+    max_steps: int = 200
+
+    def validate(self) -> None:
+        struct.check_range(type(self).__name__, "max_steps", self.max_steps, low=1)
+
+
+StateT = TypeVar("StateT", bound=EnvState)
+ParamsT = TypeVar("ParamsT", bound=EnvParams)
+
+
+class Environment(Generic[StateT, ParamsT]):
+    """Base class. Subclasses set ``agents`` (group name -> number of agents) and implement
+    ``default_params``, ``reset_env``, ``step_env``, ``observation_space``, ``action_space``.
+
+    ``step_env`` must advance ``state.time`` by one.
+    """
+
+    #: Agent groups: name -> number of agents (static).
+    agents: Mapping[str, int] = {}
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        return tuple(self.agents)
+
+    @property
+    def default_params(self) -> ParamsT:
+        raise NotImplementedError
+
+    # --- to implement -------------------------------------------------------------------
+    def reset_env(self, key: jax.Array, params: ParamsT) -> tuple[Obs, StateT]:
+        raise NotImplementedError
+
+    def step_env(
+        self, key: jax.Array, state: StateT, actions: Actions, params: ParamsT
+    ) -> tuple[Obs, StateT, Rewards, jax.Array, Info]:
+        """One transition: ``(obs, state, rewards, terminated, info)``; no time limit, no reset."""
+        raise NotImplementedError
+
+    def observation_space(self, group: str) -> Space:
+        raise NotImplementedError
+
+    def action_space(self, group: str) -> Space:
+        raise NotImplementedError
+
+    # --- provided -----------------------------------------------------------------------
+    def reset(self, key: jax.Array, params: ParamsT | None = None) -> tuple[Obs, StateT]:
+        params = self.default_params if params is None else params
+        return self.reset_env(key, params)
+
+    def step(
+        self, key: jax.Array, state: StateT, actions: Actions, params: ParamsT | None = None
+    ) -> tuple[Obs, StateT, Rewards, jax.Array, jax.Array, Info]:
+        params = self.default_params if params is None else params
+        self._check_action_groups(actions)
+        key_step, key_reset = jax.random.split(key)
+        obs_step, state_step, rewards, terminated, info = self.step_env(key_step, state, actions, params)
+        terminated = jnp.asarray(terminated, dtype=bool)
+        truncated = state_step.time >= params.max_steps
+        done = jnp.logical_or(terminated, truncated)
+        obs_reset, state_reset = self.reset_env(key_reset, params)
+        state = _select(done, state_reset, state_step)
+        obs = _select(done, obs_reset, obs_step)
+        info = dict(info)
+        info["final_obs"] = obs_step
+        return obs, state, rewards, terminated, truncated, info
+
+    def sample_actions(self, key: jax.Array) -> Actions:
+        """Uniformly sampled actions for every agent of every group."""
+        keys = jax.random.split(key, len(self.agents))
+        actions = {}
+        for group_key, (group, n) in zip(keys, self.agents.items()):
+            space = self.action_space(group)
+            actions[group] = jax.vmap(space.sample)(jax.random.split(group_key, n))
+        return actions
+
+    def _check_action_groups(self, actions: Actions) -> None:
+        if set(actions) != set(self.agents):
+            raise ValueError(f"{self.name}.step: actions must have groups {sorted(self.agents)}, got {sorted(actions)}")
+        for group, n in self.agents.items():
+            expected = (n, *self.action_space(group).shape)
+            if tuple(jnp.shape(actions[group])) != expected:
+                raise ValueError(
+                    f"{self.name}.step: actions[{group!r}] must have shape {expected}, got {tuple(jnp.shape(actions[group]))}"
+                )
+
+
+def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)

@@ -1,0 +1,10 @@
+"""Built-in environments; importing this package registers their ids with ``make``."""
+
+from jaxclimate.core.registry import register
+from jaxclimate.envs.ebm import EBMEnv
+
+register("ebm-v1", EBMEnv, version=1)
+for _version in (2, 3):
+    register(f"ebm-v{_version}", EBMEnv, version=_version)  # 6 agents unless num_agents= is given
+    for _n in (2, 6):
+        register(f"ebm-v{_version}-a{_n}", EBMEnv, version=_version, num_agents=_n)

@@ -1,0 +1,191 @@
+"""Conformance checks every jaxclimate environment must pass.
+
+``check_env(env, params)`` runs the contract of the environment API and raises
+``AssertionError`` with a description of the first violation:
+
+1. determinism: the same key gives the same trajectory, a different key is accepted;
+2. ``jit`` == eager execution;
+3. ``vmap`` over keys == a Python loop; ``vmap`` over a batch of parameters == a loop;
+4. ``step`` compiles once for repeated calls (``chex.assert_max_traces``);
+5. observations are finite and inside their spaces; sampled actions are inside theirs and
+   are accepted; rewards have shape (n_agents,) per group and are finite;
+6. truncation and auto-reset: ``truncated`` fires exactly at ``params.max_steps``, the
+   returned state is the reset state, ``info["final_obs"]`` is the pre-reset observation.
+
+Use small ``max_steps`` for environments with long episodes (``params.replace(max_steps=…)``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxclimate.core.env import Environment, EnvParams
+
+
+def check_env(
+    env: Environment,
+    params: EnvParams | None = None,
+    *,
+    params_variants: Sequence[EnvParams] | None = None,
+    num_steps: int = 5,
+    seed: int = 0,
+    rtol: float = 1e-5,
+    atol: float = 1e-5,
+    check_observation_bounds: bool = True,
+) -> None:
+    """Run all conformance checks (see module docstring). ``params_variants`` (at least two
+    different parameter sets) enables the vmap-over-params check."""
+    params = env.default_params if params is None else params
+    key = jax.random.PRNGKey(seed)
+    _check_spaces_and_values(env, params, key, num_steps, check_observation_bounds)
+    _check_determinism(env, params, key, num_steps)
+    _check_jit_matches_eager(env, params, key, num_steps, rtol, atol)
+    _check_vmap_keys(env, params, key, num_steps, rtol, atol)
+    if params_variants is not None:
+        _check_vmap_params(env, params_variants, key, num_steps, rtol, atol)
+    _check_compiles_once(env, params, key)
+    _check_auto_reset(env, params, key, rtol, atol)
+
+
+def rollout(env: Environment, params: EnvParams, key: jax.Array, num_steps: int, actions_fn=None):
+    """Reset, then ``num_steps`` steps with sampled (or ``actions_fn(key, obs)``) actions in a
+    ``lax.scan``. Returns (initial obs, stacked per-step outputs)."""
+    actions_fn = (lambda k, obs: env.sample_actions(k)) if actions_fn is None else actions_fn
+    key_reset, key_run = jax.random.split(key)
+    obs0, state = env.reset(key_reset, params)
+
+    def body(carry, step_key):
+        obs, state = carry
+        k_act, k_step = jax.random.split(step_key)
+        actions = actions_fn(k_act, obs)
+        obs, state, rewards, terminated, truncated, info = env.step(k_step, state, actions, params)
+        out = dict(obs=obs, actions=actions, rewards=rewards, terminated=terminated, truncated=truncated,
+                   final_obs=info["final_obs"], state=state)
+        return (obs, state), out
+
+    _, outs = jax.lax.scan(body, (obs0, state), jax.random.split(key_run, num_steps))
+    return obs0, outs
+
+
+# One compiled rollout per (env, num_steps) shared by all checks (the env object is static).
+_rollout_jit = jax.jit(rollout, static_argnums=(0, 3, 4))
+
+
+def _assert_trees_close(a: Any, b: Any, rtol: float, atol: float, what: str) -> None:
+    leaves_a, tree_a = jax.tree_util.tree_flatten(a)
+    leaves_b, tree_b = jax.tree_util.tree_flatten(b)
+    assert tree_a == tree_b, f"{what}: structures differ ({tree_a} vs {tree_b})"
+    for x, y in zip(leaves_a, leaves_b):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol, err_msg=what)
+
+
+def _check_spaces_and_values(env, params, key, num_steps, check_bounds) -> None:
+    obs0, outs = _rollout_jit(env, params, key, num_steps)
+    for group, n in env.agents.items():
+        obs_space, act_space = env.observation_space(group), env.action_space(group)
+        all_obs = np.concatenate([np.asarray(obs0[group])[None], np.asarray(outs["obs"][group])])
+        assert all_obs.shape[1:] == (n, *obs_space.shape), (
+            f"{env.name}: obs[{group!r}] has shape {all_obs.shape[1:]}, expected {(n, *obs_space.shape)}"
+        )
+        assert np.all(np.isfinite(all_obs)), f"{env.name}: non-finite observation in group {group!r}"
+        if check_bounds:
+            inside = jax.vmap(jax.vmap(obs_space.contains))(jnp.asarray(all_obs))
+            assert bool(jnp.all(inside)), f"{env.name}: observation outside {obs_space} in group {group!r}"
+        acts = outs["actions"][group]
+        assert bool(jnp.all(jax.vmap(jax.vmap(act_space.contains))(acts))), (
+            f"{env.name}: sampled action outside {act_space} in group {group!r}"
+        )
+        rewards = np.asarray(outs["rewards"][group])
+        assert rewards.shape == (num_steps, n), f"{env.name}: rewards[{group!r}] shape {rewards.shape[1:]}, expected {(n,)}"
+        assert np.all(np.isfinite(rewards)), f"{env.name}: non-finite reward in group {group!r}"
+    assert np.asarray(outs["terminated"]).shape == (num_steps,), f"{env.name}: terminated must be a scalar per step"
+    assert np.asarray(outs["truncated"]).shape == (num_steps,), f"{env.name}: truncated must be a scalar per step"
+
+
+def _check_determinism(env, params, key, num_steps) -> None:
+    first, second = _rollout_jit(env, params, key, num_steps), _rollout_jit(env, params, key, num_steps)
+    _assert_trees_close(first, second, 0.0, 0.0, f"{env.name}: same key gave different trajectories")
+
+
+def _check_jit_matches_eager(env, params, key, num_steps, rtol, atol) -> None:
+    key_reset, key_steps = jax.random.split(key)
+    keys = jax.random.split(key_steps, min(num_steps, 3))  # eager execution is slow
+
+    def manual(step_fn, reset_fn):
+        obs, state = reset_fn(key_reset, params)
+        trajectory = [obs]
+        for k in keys:
+            actions = env.sample_actions(jax.random.fold_in(k, 1))
+            obs, state, rewards, *_ = step_fn(k, state, actions, params)
+            trajectory.append((obs, rewards))
+        return trajectory, state
+
+    with jax.disable_jit():
+        eager = manual(env.step, env.reset)
+    jitted = manual(jax.jit(env.step), jax.jit(env.reset))
+    _assert_trees_close(eager, jitted, rtol, atol, f"{env.name}: jit differs from eager execution")
+
+
+def _check_vmap_keys(env, params, key, num_steps, rtol, atol) -> None:
+    keys = jax.random.split(key, 3)
+    run = lambda k: _rollout_jit(env, params, k, num_steps)  # noqa: E731
+    batched = jax.jit(jax.vmap(lambda k: rollout(env, params, k, num_steps)))(keys)
+    looped = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[run(k) for k in keys])
+    _assert_trees_close(batched, looped, rtol, atol, f"{env.name}: vmap over keys differs from a loop")
+
+
+def _check_vmap_params(env, variants, key, num_steps, rtol, atol) -> None:
+    assert len(variants) >= 2, "params_variants needs at least two parameter sets"
+    stacked = jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *variants)
+    run = lambda p: _rollout_jit(env, p, key, num_steps)  # noqa: E731
+    batched = jax.jit(jax.vmap(lambda p: rollout(env, p, key, num_steps)))(stacked)
+    looped = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[run(p) for p in variants])
+    _assert_trees_close(batched, looped, rtol, atol, f"{env.name}: vmap over params differs from a loop")
+    obs = jax.tree_util.tree_leaves(batched[1]["obs"])
+    assert any(not np.allclose(np.asarray(x[0]), np.asarray(x[1])) for x in obs), (
+        f"{env.name}: the first two params_variants gave identical observations; choose variants that matter"
+    )
+
+
+def _check_compiles_once(env, params, key) -> None:
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def step(k, state, actions, p):
+        return env.step(k, state, actions, p)
+
+    obs, state = env.reset(key, params)
+    for i in range(3):
+        k = jax.random.fold_in(key, i)
+        obs, state, *_ = step(k, state, env.sample_actions(k), params)
+    chex.clear_trace_counter()
+
+
+def _check_auto_reset(env, params, key, rtol, atol) -> None:
+    """Run to one step before the limit, then take the last step by hand and compare it with
+    ``step_env`` + ``reset_env`` under the key split ``Environment.step`` documents."""
+    max_steps = int(np.max(np.asarray(params.max_steps)))
+    obs_prev, state_prev = env.reset(key, params)
+    if max_steps > 1:
+        _, outs = _rollout_jit(env, params, key, max_steps - 1)
+        terminated = np.asarray(outs["terminated"])
+        if terminated.any():  # the episode ended on its own; the time limit is not reached
+            return
+        assert not np.asarray(outs["truncated"]).any(), f"{env.name}: truncated before params.max_steps={max_steps}"
+        state_prev = jax.tree_util.tree_map(lambda x: x[-1], outs["state"])
+        assert int(state_prev.time) == max_steps - 1, f"{env.name}: state.time does not count steps"
+    k = jax.random.fold_in(key, 12345)
+    actions = env.sample_actions(k)
+    obs, state, _, terminated, truncated, info = jax.jit(env.step)(k, state_prev, actions, params)
+    assert bool(truncated), f"{env.name}: no truncation at step params.max_steps={max_steps}"
+    assert int(state.time) == 0, f"{env.name}: state.time is {int(state.time)} after the auto-reset"
+    key_step, key_reset = jax.random.split(k)
+    final_obs, *_ = env.step_env(key_step, state_prev, actions, params)
+    reset_obs, reset_state = env.reset_env(key_reset, params)
+    _assert_trees_close(info["final_obs"], final_obs, rtol, atol, f"{env.name}: info['final_obs'] is not the pre-reset obs")
+    _assert_trees_close(obs, reset_obs, rtol, atol, f"{env.name}: obs after the time limit is not the reset obs")
+    _assert_trees_close(state, reset_state, rtol, atol, f"{env.name}: state after the time limit is not the reset state")
