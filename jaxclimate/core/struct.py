@@ -121,6 +121,9 @@ def check_range(
 def _show(arr: np.ndarray) -> str:
     if arr.size == 1:
         return f"{arr.reshape(()).item()!r}"
-    bad = arr.reshape(-1)
-    return f"array of shape {arr.shape} (min {np.nanmin(bad):g}, max {np.nanmax(bad):g})"
+    flat = arr.reshape(-1)
+    n_bad = int(np.sum(~np.isfinite(flat)))
+    if n_bad:
+        return f"array of shape {arr.shape} with {n_bad} non-finite value(s)"
+    return f"array of shape {arr.shape} (min {flat.min():g}, max {flat.max():g})"
 
