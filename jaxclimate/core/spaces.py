@@ -117,14 +117,14 @@ class Box(Space):
         dtype: jnp.dtype = jnp.float32,
     ):
         low_arr, high_arr = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
-        if shape is None:
-            shape = np.broadcast_shapes(low_arr.shape, high_arr.shape)
-        self.shape = tuple(int(s) for s in shape)
         try:
+            if shape is None:
+                shape = np.broadcast_shapes(low_arr.shape, high_arr.shape)
+            self.shape = tuple(int(s) for s in shape)
             self.low = np.broadcast_to(low_arr, self.shape).astype(dtype)
             self.high = np.broadcast_to(high_arr, self.shape).astype(dtype)
         except ValueError as err:
-            raise ValueError(f"Box bounds of shapes {low_arr.shape}, {high_arr.shape} do not fit shape {self.shape}") from err
+            raise ValueError(f"Box bounds of shapes {low_arr.shape}, {high_arr.shape} do not fit shape {shape}") from err
         if np.any(np.isnan(self.low)) or np.any(np.isnan(self.high)) or np.any(self.low > self.high):
             raise ValueError("Box requires low <= high everywhere (and no NaN bounds)")
         self.dtype = dtype
