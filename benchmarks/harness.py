@@ -1,0 +1,93 @@
+"""Shared benchmark harness.
+
+Every benchmark reports compile time separately from run time, takes the median of several
+runs each ending in ``block_until_ready``, records the device, and writes JSON to
+``benchmarks/results/``. Speed is measured here, never in timed tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import jax
+
+RESULTS_DIR = Path(__file__).parent / "results"
+
+
+def device_info() -> dict[str, Any]:
+    device = jax.devices()[0]
+    return {
+        "backend": jax.default_backend(),
+        "device_kind": device.device_kind,
+        "device_count": jax.device_count(),
+        "jax_version": jax.__version__,
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+        "machine": platform.machine(),
+        "x64": bool(jax.config.jax_enable_x64),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+    }
+
+
+def time_compiled(fn: Callable, *args: Any, repeats: int = 5) -> dict[str, Any]:
+    """Compile ``jax.jit(fn)`` for ``args`` (timed on its own), then time ``repeats`` calls.
+
+    Returns ``compile_s``, ``median_s``, ``runs_s``."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    start = time.perf_counter()
+    compiled = jax.jit(fn).lower(*args).compile()
+    compile_s = time.perf_counter() - start
+    jax.block_until_ready(compiled(*args))  # warm-up: first-call allocations
+    runs = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(compiled(*args))
+        runs.append(time.perf_counter() - start)
+    return {"compile_s": compile_s, "median_s": statistics.median(runs), "runs_s": runs}
+
+
+def time_python(fn: Callable[[], Any], repeats: int = 5) -> dict[str, Any]:
+    """Median wall time of ``repeats`` calls of a host (non-JAX) function, after one warm-up."""
+    fn()
+    runs = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - start)
+    return {"median_s": statistics.median(runs), "runs_s": runs}
+
+
+def save_results(name: str, payload: dict[str, Any], results_dir: Path | None = None) -> Path:
+    """Write ``payload`` (plus device info and a UTC timestamp) to
+    ``results/{name}-{backend}.json`` and return the path."""
+    results_dir = RESULTS_DIR if results_dir is None else Path(results_dir)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    record = {
+        "benchmark": name,
+        "timestamp_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "device": device_info(),
+        **payload,
+    }
+    path = results_dir / f"{name}-{jax.default_backend()}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(record, indent=2) + "\n")
+    tmp.replace(path)  # atomic: a half-written result never replaces a good one
+    return path
+
+
+def format_table(rows: list[dict[str, Any]], columns: list[tuple[str, str, str]]) -> str:
+    """Plain-text table; ``columns`` are (key, header, format spec)."""
+    header = [h for _, h, _ in columns]
+    body = [[format(r[k], f) if r.get(k) is not None else "-" for k, _, f in columns] for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths))]
+    lines += ["  ".join(c.rjust(w) for c, w in zip(b, widths)) for b in body]
+    return "\n".join(lines)

@@ -1,0 +1,34 @@
+"""The benchmark scripts stay runnable and their JSON stays self-consistent (tiny configs;
+speed itself is measured by running the scripts, not here)."""
+
+import json
+
+import pytest
+
+from benchmarks import bench_ebm
+
+
+def test_bench_ebm_tiny_run_writes_consistent_json(tmp_path):
+    payload = bench_ebm.main(["--envs", "1", "3", "--steps", "4", "--repeats", "2", "--ref-steps", "2",
+                              "--out", str(tmp_path)])
+    files = list(tmp_path.glob("bench_ebm-*.json"))
+    assert len(files) == 1
+    saved = json.loads(files[0].read_text())
+    assert saved["device"]["backend"] == "cpu"
+    assert [r["n_envs"] for r in saved["jaxclimate"]] == [1, 3]
+    for row in saved["jaxclimate"]:
+        assert len(row["runs_s"]) == 2 and row["compile_s"] > 0
+        assert row["env_steps_per_s"] == pytest.approx(row["n_envs"] * 4 / row["median_s"])
+    ref = saved["reference"]
+    if ref is not None:  # climlab installed (the dev extra)
+        assert ref["env_step_s"] > ref["model_step_s"] > 0
+        row = saved["jaxclimate"][0]
+        assert row["speedup_vs_env_step"] == pytest.approx(ref["env_step_s"] / (row["us_per_env_step"] * 1e-6))
+    assert payload["jaxclimate"][0]["n_envs"] == 1
+
+
+def test_bench_ebm_rejects_bad_arguments():
+    with pytest.raises(SystemExit):
+        bench_ebm.parse_args(["--steps", "0"])
+    with pytest.raises(SystemExit):
+        bench_ebm.parse_args(["--envs", "0"])
