@@ -1,0 +1,115 @@
+"""GRU / LSTM / TCN surrogates of CICERO-SCM (paper §3.2, Eqs. 16–18).
+
+Input: z-scored controllable emissions (..., W+1, 5): rows 0..W−1 are the W = 65 preceding
+years, row W is the target year itself. An encoder summarises the history into h; h is
+concatenated with the target-year row (a skip connection) and a two-layer head predicts the
+raw temperature (K):
+
+    ΔT̂(t) = W2 · act(W1 · [h; x_t] + b1) + b2
+
+| kind | encoder | h | head |
+|---|---|---|---|
+| ``gru``  | 1-layer GRU, hidden 128, zero initial state | last hidden state | 133 → 64, SiLU, → 1 |
+| ``lstm`` | 1-layer LSTM, hidden 128 | last hidden output | 133 → 64, GELU, → 1 |
+| ``tcn``  | pointwise conv 5 → 128, 5 residual blocks (causal conv k=3, dilation 2^b, GELU, pointwise conv, + residual, GELU) | mean over time | 133 → 128, GELU, → 1 |
+
+Sizes are the authors' (run ids ``gru_128_1``, ``lstm_128_1``, ``tcn_128_5``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+N_GASES = 5
+
+
+@dataclasses.dataclass(frozen=True)
+class SurrogateConfig:
+    """Architecture of a surrogate; stored with its weights."""
+
+    kind: str = "gru"
+    hidden: int = 128
+    head: int = 64
+    num_blocks: int = 5  # TCN residual blocks
+    window: int = 65
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("gru", "lstm", "tcn"):
+            raise ValueError(f"SurrogateConfig.kind must be 'gru', 'lstm' or 'tcn', got {self.kind!r}")
+        for name in ("hidden", "head", "num_blocks", "window"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"SurrogateConfig.{name} must be >= 1, got {getattr(self, name)!r}")
+
+    @classmethod
+    def paper(cls, kind: str) -> "SurrogateConfig":
+        """The authors' sizes for ``kind``."""
+        return cls(kind=kind, head=128 if kind == "tcn" else 64)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class _Head(nn.Module):
+    width: int
+    activation: Callable[[jax.Array], jax.Array]
+
+    @nn.compact
+    def __call__(self, h: jax.Array, current: jax.Array) -> jax.Array:
+        z = jnp.concatenate([h, current], axis=-1)
+        z = self.activation(nn.Dense(self.width, name="dense1")(z))
+        return nn.Dense(1, name="dense2")(z)[..., 0]
+
+
+class _Recurrent(nn.Module):
+    config: SurrogateConfig
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        history, current = x[..., :-1, :], x[..., -1, :]
+        if self.config.kind == "gru":
+            cell, activation = nn.GRUCell(self.config.hidden, name="gru"), nn.silu
+        else:
+            cell, activation = nn.OptimizedLSTMCell(self.config.hidden, name="lstm"), nn.gelu
+        outputs = nn.RNN(cell, name="rnn")(history)
+        return _Head(self.config.head, activation, name="head")(outputs[..., -1, :], current)
+
+
+class _TCN(nn.Module):
+    config: SurrogateConfig
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        history, current = x[..., :-1, :], x[..., -1, :]
+        c = self.config.hidden
+        h = nn.Conv(c, (1,), name="input_proj")(history)
+        for b in range(self.config.num_blocks):
+            d = 2**b
+            # causal: pad 2·d on the left only, so step t sees t, t−d, t−2d
+            y = jnp.pad(h, [(0, 0)] * (h.ndim - 2) + [(2 * d, 0), (0, 0)])
+            y = nn.Conv(c, (3,), kernel_dilation=(d,), padding="VALID", name=f"block{b}_causal")(y)
+            y = nn.Conv(c, (1,), name=f"block{b}_pointwise")(nn.gelu(y))
+            h = nn.gelu(h + y)
+        return _Head(self.config.head, nn.gelu, name="head")(h.mean(axis=-2), current)
+
+
+def build_model(config: SurrogateConfig) -> nn.Module:
+    return _TCN(config) if config.kind == "tcn" else _Recurrent(config)
+
+
+def init_params(config: SurrogateConfig, key: jax.Array) -> Any:
+    model = build_model(config)
+    return model.init(key, jnp.zeros((1, config.window + 1, N_GASES), jnp.float32))["params"]
+
+
+def count_params(params: Any) -> int:
+    return sum(int(x.size) for x in jax.tree_util.tree_leaves(params))
+
+
+def normalise(x: jax.Array, mean: jax.Array, std: jax.Array) -> jax.Array:
+    """Per-gas z-score (σ already includes the +1e-6)."""
+    return (x - mean) / std

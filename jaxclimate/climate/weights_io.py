@@ -1,0 +1,114 @@
+"""Saving and loading trained surrogates: ``{name}.msgpack`` (Flax parameters) beside
+``{name}.json`` (architecture, normalisation μ/σ, metrics and the dataset card).
+
+The shipped weights live in ``jaxclimate/climate/weights/`` and load with
+``load_surrogate("gru")`` on a fresh install, without regenerating any data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+from flax import serialization
+
+from jaxclimate.climate import cicero
+from jaxclimate.climate import surrogate as sg
+
+
+@dataclasses.dataclass(frozen=True)
+class Surrogate:
+    """A trained surrogate: ``config``, ``params``, input normalisation, and its card."""
+
+    config: sg.SurrogateConfig
+    params: Any
+    mean: np.ndarray  # (5,)
+    std: np.ndarray  # (5,)
+    card: dict
+
+    def predict(self, windows: jax.Array) -> jax.Array:
+        """Raw-unit windows (..., W+1, 5) -> dT_glob_air (K)."""
+        x = sg.normalise(windows, self.mean.astype(np.float32), self.std.astype(np.float32))
+        return sg.build_model(self.config).apply({"params": self.params}, x)
+
+
+def shipped_weights_dir() -> Path:
+    return Path(str(resources.files("jaxclimate.climate").joinpath("weights")))
+
+
+def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dict, fit_config: Any) -> Path:
+    """Write ``result`` of ``fit.fit`` as ``{name}.msgpack`` + ``{name}.json`` (atomically)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    params = jax.tree_util.tree_map(np.asarray, result["params"])
+    splits = result["splits"]
+    card = {
+        "name": name,
+        "architecture": result["model_config"].to_dict(),
+        "num_params": sg.count_params(params),
+        "normalisation": {"mean": np.asarray(result["mean"]).tolist(), "std": np.asarray(result["std"]).tolist(),
+                          "gases": list(cicero.CONTROLLABLE), "units": list(cicero.CONTROLLABLE_UNITS)},
+        "metrics": result["metrics"],
+        "dataset": {
+            "num_scenarios": manifest["num_scenarios"],
+            "seeds": manifest["seeds"],
+            "generator": manifest["generator"],
+            "oracle": manifest["oracle"],
+            "split": {k: int(len(v)) for k, v in splits.items()},
+            "split_rule": "numpy.random.default_rng(split_seed).permutation(S): first 15 % test, next 15 % val, rest train",
+            "window": result["model_config"].window,
+            "samples_per_scenario": 61,
+        },
+        "training": dataclasses.asdict(fit_config),
+        "regenerate": [
+            f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']} --out DATA",
+            f"python -m jaxclimate.climate.fit --model {name} --data DATA --run-dir RUN --export jaxclimate/climate/weights"
+            + ("" if fit_config.steps_per_epoch is None else f" --steps-per-epoch {fit_config.steps_per_epoch}")
+            + ("" if fit_config.val_samples is None else f" --val-samples {fit_config.val_samples}"),
+        ],
+    }
+    _atomic_write(directory / f"{name}.msgpack", serialization.msgpack_serialize(params))
+    _atomic_write(directory / f"{name}.json", (json.dumps(card, indent=2) + "\n").encode())
+    return directory / f"{name}.json"
+
+
+def load_surrogate(name: str = "gru", directory: str | Path | None = None) -> Surrogate:
+    """Load ``{name}.msgpack``/``{name}.json`` (default: the shipped weights) and check that
+    the parameters fit the recorded architecture."""
+    directory = shipped_weights_dir() if directory is None else Path(directory)
+    card_path, weights_path = directory / f"{name}.json", directory / f"{name}.msgpack"
+    if not card_path.exists() or not weights_path.exists():
+        available = sorted(p.stem for p in directory.glob("*.json"))
+        raise FileNotFoundError(f"no surrogate {name!r} in {directory} (available: {available})")
+    card = json.loads(card_path.read_text())
+    config = sg.SurrogateConfig(**card["architecture"])
+    params = serialization.msgpack_restore(weights_path.read_bytes())
+    expected = sg.init_params(config, jax.random.PRNGKey(0))
+    _check_matches(expected, params, f"{weights_path} does not match the architecture {config}")
+    norm = card["normalisation"]
+    mean, std = np.asarray(norm["mean"], np.float64), np.asarray(norm["std"], np.float64)
+    if mean.shape != (5,) or std.shape != (5,) or np.any(std <= 0):
+        raise ValueError(f"{card_path}: normalisation must hold 5 means and 5 positive standard deviations")
+    return Surrogate(config, jax.tree_util.tree_map(np.asarray, params), mean, std, card)
+
+
+def _check_matches(expected: Any, got: Any, message: str) -> None:
+    exp_paths = {jax.tree_util.keystr(k): np.shape(v) for k, v in jax.tree_util.tree_leaves_with_path(expected)}
+    got_paths = {jax.tree_util.keystr(k): np.shape(v) for k, v in jax.tree_util.tree_leaves_with_path(got)}
+    if exp_paths != got_paths:
+        missing = sorted(set(exp_paths) - set(got_paths))[:3]
+        extra = sorted(set(got_paths) - set(exp_paths))[:3]
+        wrong = sorted(k for k in set(exp_paths) & set(got_paths) if exp_paths[k] != got_paths[k])[:3]
+        raise ValueError(f"{message}: missing {missing}, unexpected {extra}, wrong shapes {wrong}")
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
