@@ -18,6 +18,8 @@ from typing import Any, Callable
 
 import jax
 
+from jaxclimate._io import atomic_write_text
+
 RESULTS_DIR = Path(__file__).parent / "results"
 
 
@@ -77,9 +79,7 @@ def save_results(name: str, payload: dict[str, Any], results_dir: Path | None = 
         **payload,
     }
     path = results_dir / f"{name}-{jax.default_backend()}.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(record, indent=2) + "\n")
-    tmp.replace(path)  # atomic: a half-written result never replaces a good one
+    atomic_write_text(path, json.dumps(record, indent=2) + "\n")
     return path
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxclimate._io import atomic_savez, atomic_write_text
 from jaxclimate.climate import cicero, scenarios
 
 WINDOW = 65
@@ -77,7 +77,7 @@ def _write_manifest(out: Path, num_scenarios: int, config: GeneratorConfig) -> N
                 "use a new --out folder or the same options to resume"
             )
         return
-    _atomic_write_text(path, json.dumps(manifest, indent=2) + "\n")
+    atomic_write_text(path, json.dumps(manifest, indent=2) + "\n")
 
 
 def _ciceroscm_version() -> str:
@@ -87,18 +87,6 @@ def _ciceroscm_version() -> str:
         return version("ciceroscm")
     except Exception:  # pragma: no cover - version metadata missing
         return "unknown"
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def _atomic_savez(path: Path, **arrays: np.ndarray) -> None:
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
 
 
 def generate_dataset(
@@ -148,7 +136,7 @@ def generate_dataset(
             else:
                 dT = np.stack([oracle.run(e) for e in emissions])
                 bar.update(len(seeds))
-            _atomic_savez(_chunk_path(out, index), seeds=seeds, emissions=emissions, dT=dT)
+            atomic_savez(_chunk_path(out, index), seeds=seeds, emissions=emissions, dT=dT)
     finally:
         bar.close()
         if pool is not None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import jax
 import numpy as np
 from flax import serialization
 
+from jaxclimate._io import atomic_write_bytes
 from jaxclimate.climate import cicero
 from jaxclimate.climate import surrogate as sg
 
@@ -73,8 +73,8 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
             + ("" if fit_config.val_samples is None else f" --val-samples {fit_config.val_samples}"),
         ],
     }
-    _atomic_write(directory / f"{name}.msgpack", serialization.msgpack_serialize(params))
-    _atomic_write(directory / f"{name}.json", (json.dumps(card, indent=2) + "\n").encode())
+    atomic_write_bytes(directory / f"{name}.msgpack", serialization.msgpack_serialize(params))
+    atomic_write_bytes(directory / f"{name}.json", (json.dumps(card, indent=2) + "\n").encode())
     return directory / f"{name}.json"
 
 
@@ -106,9 +106,3 @@ def _check_matches(expected: Any, got: Any, message: str) -> None:
         extra = sorted(set(got_paths) - set(exp_paths))[:3]
         wrong = sorted(k for k in set(exp_paths) & set(got_paths) if exp_paths[k] != got_paths[k])[:3]
         raise ValueError(f"{message}: missing {missing}, unexpected {extra}, wrong shapes {wrong}")
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)

@@ -1,0 +1,104 @@
+"""Surrogate architectures, the training loop (learning, LR schedule, exact resume) and
+weight files."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxclimate.climate import dataset as ds
+from jaxclimate.climate import fit, surrogate, weights_io
+
+pytest.importorskip("ciceroscm")
+
+
+@pytest.fixture(scope="module")
+def tiny_data(tmp_path_factory):
+    out = tmp_path_factory.mktemp("data")
+    ds.generate_dataset(out, 14, workers=1, config=ds.GeneratorConfig(chunk_size=7), progress=False)
+    return ds.load_dataset(out)
+
+
+TINY = dict(batch_size=64, steps_per_epoch=15, max_epochs=4)
+
+
+@pytest.mark.parametrize("kind, expected", [("gru", 60225), ("lstm", 77249), ("tcn", 347009)])
+def test_architectures_have_the_authors_sizes(kind, expected):
+    # PyTorch counts 60,481 / 77,761 / 347,009: its GRU and LSTM carry two bias vectors per gate
+    # where Flax carries one (mathematically the same model).
+    params = surrogate.init_params(surrogate.SurrogateConfig.paper(kind), jax.random.PRNGKey(0))
+    assert surrogate.count_params(params) == expected
+    out = surrogate.build_model(surrogate.SurrogateConfig.paper(kind)).apply({"params": params}, jnp.ones((3, 66, 5)))
+    assert out.shape == (3,)
+
+
+def test_recurrent_surrogate_uses_the_whole_history():
+    cfg = surrogate.SurrogateConfig.paper("gru")
+    params = surrogate.init_params(cfg, jax.random.PRNGKey(0))
+    model = surrogate.build_model(cfg)
+    x = jax.random.normal(jax.random.PRNGKey(1), (1, 66, 5))
+    grad = jax.grad(lambda x: model.apply({"params": params}, x).sum())(x)
+    assert float(jnp.abs(grad[0, 0]).sum()) > 0  # the oldest year matters
+    assert float(jnp.abs(grad[0, -1]).sum()) > 0  # and the target year (skip connection)
+
+
+def test_invalid_configs():
+    with pytest.raises(ValueError, match="kind must be"):
+        surrogate.SurrogateConfig(kind="transformer")
+    with pytest.raises(ValueError, match="batch_size"):
+        fit.FitConfig(batch_size=0)
+
+
+def test_plateau_schedule_and_early_stopping_counters():
+    cfg = fit.FitConfig(plateau_patience=2, plateau_factor=0.5)
+    state = fit.initial_state(cfg, {"w": np.zeros(1)}, fit.make_optimizer(cfg))
+    lrs = []
+    for val in [1.0, 0.5, 0.5, 0.5, 0.5, 0.49999, 0.4]:
+        state = fit.update_schedule(state, val, cfg)
+        lrs.append(float(state["learning_rate"]))
+    # patience 2: the third epoch without a relative improvement > 1e-4 halves the LR
+    assert lrs == pytest.approx([1e-3, 1e-3, 1e-3, 1e-3, 5e-4, 5e-4, 5e-4])
+    assert float(state["best_val"]) == pytest.approx(0.4) and int(state["epochs_since_best"]) == 0
+
+
+def test_fit_learns_and_resume_equals_uninterrupted(tiny_data, tmp_path):
+    cfg = fit.FitConfig(**TINY)
+    straight = fit.fit(tiny_data, cfg, tmp_path / "a", progress=False)
+    # the untrained network's error for comparison
+    prepared = fit.prepare(tiny_data)
+    model_cfg = surrogate.SurrogateConfig.paper("gru")
+    init = surrogate.init_params(model_cfg, jax.random.PRNGKey(cfg.seed + 1))
+    evaluate = fit.make_evaluate(surrogate.build_model(model_cfg), prepared)
+    init_rmse = float(evaluate(init, *fit.all_samples(prepared.splits["val"]))[0])
+    assert straight["metrics"]["val_rmse"] < 0.5 * init_rmse
+    # the same run interrupted after 2 epochs and resumed
+    fit.fit(tiny_data, fit.FitConfig(**{**TINY, "max_epochs": 2}), tmp_path / "b", progress=False)
+    resumed = fit.fit(tiny_data, cfg, tmp_path / "b", progress=False)
+    for a, b in zip(jax.tree_util.tree_leaves(straight["params"]), jax.tree_util.tree_leaves(resumed["params"])):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    lines = (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["epoch"] for line in lines] == [1, 2, 3, 4]
+    with pytest.raises(ValueError, match="different configuration"):
+        fit.fit(tiny_data, fit.FitConfig(**{**TINY, "batch_size": 32}), tmp_path / "b", progress=False)
+
+
+def test_weights_round_trip_and_mismatch(tiny_data, tmp_path):
+    cfg = fit.FitConfig(**{**TINY, "max_epochs": 1})
+    result = fit.fit(tiny_data, cfg, tmp_path / "run", progress=False)
+    weights_io.save_surrogate(tmp_path / "w", "gru", result, tiny_data["manifest"], cfg)
+    loaded = weights_io.load_surrogate("gru", tmp_path / "w")
+    X, _ = ds.make_windows(tiny_data["emissions"][:1], tiny_data["dT"][:1])
+    x = (X - result["mean"]) / result["std"]
+    expected = surrogate.build_model(loaded.config).apply({"params": result["params"]}, jnp.asarray(x, jnp.float32))
+    np.testing.assert_allclose(np.asarray(loaded.predict(jnp.asarray(X))), np.asarray(expected), rtol=1e-5, atol=1e-6)
+    assert loaded.card["dataset"]["num_scenarios"] == 14 and "regenerate" in loaded.card
+    # a card that claims another architecture must not load silently
+    card = json.loads((tmp_path / "w" / "gru.json").read_text())
+    card["architecture"]["hidden"] = 64
+    (tmp_path / "w" / "gru.json").write_text(json.dumps(card))
+    with pytest.raises(ValueError, match="does not match the architecture"):
+        weights_io.load_surrogate("gru", tmp_path / "w")
+    with pytest.raises(FileNotFoundError, match="no surrogate 'tcn'"):
+        weights_io.load_surrogate("tcn", tmp_path / "w")
