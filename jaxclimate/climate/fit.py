@@ -324,9 +324,10 @@ def main(argv=None) -> int:
         return 2
     print(json.dumps(result["metrics"], indent=2))
     if args.export is not None:
-        from jaxclimate.climate.weights_io import save_surrogate
+        from jaxclimate.climate.weights_io import save_surrogate, write_weights_readme
 
         path = save_surrogate(args.export, args.model, result, data["manifest"], config)
+        write_weights_readme(args.export)
         print(f"exported {path}")
     return 0
 

@@ -69,6 +69,7 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
         "regenerate": [
             f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']} --out DATA",
             f"python -m jaxclimate.climate.fit --model {name} --data DATA --run-dir RUN --export jaxclimate/climate/weights"
+            f" --epochs {result['metrics']['epochs']}"
             + ("" if fit_config.steps_per_epoch is None else f" --steps-per-epoch {fit_config.steps_per_epoch}")
             + ("" if fit_config.val_samples is None else f" --val-samples {fit_config.val_samples}"),
         ],
@@ -106,3 +107,51 @@ def _check_matches(expected: Any, got: Any, message: str) -> None:
         extra = sorted(set(got_paths) - set(exp_paths))[:3]
         wrong = sorted(k for k in set(exp_paths) & set(got_paths) if exp_paths[k] != got_paths[k])[:3]
         raise ValueError(f"{message}: missing {missing}, unexpected {extra}, wrong shapes {wrong}")
+
+
+def write_weights_readme(directory: str | Path | None = None) -> Path:
+    """Regenerate ``README.md`` (the human-readable dataset/model card) from the JSON cards."""
+    directory = shipped_weights_dir() if directory is None else Path(directory)
+    lines = [
+        "# Shipped surrogate weights",
+        "",
+        "Generated from the JSON cards by `jaxclimate.climate.weights_io.write_weights_readme()`.",
+        "Load with `jaxclimate.climate.weights_io.load_surrogate(name)` or use",
+        "`jaxclimate.climate.engines.SurrogateEngine(name)`.",
+        "",
+    ]
+    for card_path in sorted(directory.glob("*.json")):
+        card = json.loads(card_path.read_text())
+        m, d, t = card["metrics"], card["dataset"], card["training"]
+        lines += [
+            f"## `{card['name']}` — {card['architecture']['kind'].upper()}, {card['num_params']:,} parameters",
+            "",
+            "| metric | value |",
+            "|---|---|",
+            f"| test RMSE (K) | {m['test_rmse']:.3e} |",
+            f"| test R² | {m['test_r2']:.6f} |",
+            f"| validation RMSE (K) | {m['val_rmse']:.3e} |",
+            f"| train RMSE (K) | {m['train_rmse']:.3e} |",
+            f"| epochs × steps per epoch × batch | {m['epochs']} × {m['steps_per_epoch']} × {m['batch_size']} |",
+            f"| stopped by | {m['stop_reason']} |",
+            "",
+            f"* **Oracle:** {d['oracle']['package']} {d['oracle']['version']}, {d['oracle']['output']}; "
+            f"run config {d['oracle']['run_config']}.",
+            f"* **Scenarios:** S = {d['num_scenarios']} (seeds {d['seeds']}), generator {d['generator']}.",
+            f"* **Samples:** window W = {d['window']} years + the target year, {d['samples_per_scenario']} targets "
+            f"(2015..2075) per scenario; split {d['split']} scenarios ({d['split_rule']}).",
+            f"* **Normalisation:** per-gas μ = {[round(x, 6) for x in card['normalisation']['mean']]}, "
+            f"σ = {[round(x, 6) for x in card['normalisation']['std']]} ({', '.join(card['normalisation']['gases'])}).",
+            f"* **Training:** AdamW lr {t['learning_rate']}, weight decay {t['weight_decay']}, batch {t['batch_size']}, "
+            f"plateau ×{t['plateau_factor']} after {t['plateau_patience']} epochs, early stopping {t['early_stop_patience']}, "
+            f"steps per epoch {t['steps_per_epoch']}, validation subset {t['val_samples']}.",
+            "* **Regenerate:**",
+            "",
+            "```bash",
+            *card["regenerate"],
+            "```",
+            "",
+        ]
+    path = directory / "README.md"
+    atomic_write_bytes(path, ("\n".join(lines)).encode())
+    return path
