@@ -66,6 +66,7 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
             "samples_per_scenario": 61,
         },
         "training": dataclasses.asdict(fit_config),
+        "notes": "",
         "regenerate": [
             f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']} --out DATA",
             f"python -m jaxclimate.climate.fit --model {name} --data DATA --run-dir RUN --export jaxclimate/climate/weights"
@@ -145,6 +146,7 @@ def write_weights_readme(directory: str | Path | None = None) -> Path:
             f"* **Training:** AdamW lr {t['learning_rate']}, weight decay {t['weight_decay']}, batch {t['batch_size']}, "
             f"plateau ×{t['plateau_factor']} after {t['plateau_patience']} epochs, early stopping {t['early_stop_patience']}, "
             f"steps per epoch {t['steps_per_epoch']}, validation subset {t['val_samples']}.",
+            *([f"* **Notes:** {card['notes']}"] if card.get("notes") else []),
             "* **Regenerate:**",
             "",
             "```bash",
