@@ -3,7 +3,7 @@
 ``check_env(env, params)`` runs the contract of the environment API and raises
 ``AssertionError`` with a description of the first violation:
 
-1. determinism: the same key gives the same trajectory, a different key is accepted;
+1. determinism: the same key gives the same trajectory;
 2. ``jit`` == eager execution;
 3. ``vmap`` over keys == a Python loop; ``vmap`` over a batch of parameters == a loop;
 4. ``step`` compiles once for repeated calls (``chex.assert_max_traces``);
@@ -131,20 +131,23 @@ def _check_jit_matches_eager(env, params, key, num_steps, rtol, atol) -> None:
     _assert_trees_close(eager, jitted, rtol, atol, f"{env.name}: jit differs from eager execution")
 
 
+def _vmapped_and_looped(run_one, items: list) -> tuple[Any, Any]:
+    """``jit(vmap(run_one))`` over the stacked ``items`` and ``run_one`` on each in a loop."""
+    stacked = jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *items)
+    batched = jax.jit(jax.vmap(run_one))(stacked)
+    looped = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[run_one(item) for item in items])
+    return batched, looped
+
+
 def _check_vmap_keys(env, params, key, num_steps, rtol, atol) -> None:
-    keys = jax.random.split(key, 3)
-    run = lambda k: _rollout_jit(env, params, k, num_steps)  # noqa: E731
-    batched = jax.jit(jax.vmap(lambda k: rollout(env, params, k, num_steps)))(keys)
-    looped = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[run(k) for k in keys])
+    keys = list(jax.random.split(key, 3))
+    batched, looped = _vmapped_and_looped(lambda k: _rollout_jit(env, params, k, num_steps), keys)
     _assert_trees_close(batched, looped, rtol, atol, f"{env.name}: vmap over keys differs from a loop")
 
 
 def _check_vmap_params(env, variants, key, num_steps, rtol, atol) -> None:
     assert len(variants) >= 2, "params_variants needs at least two parameter sets"
-    stacked = jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *variants)
-    run = lambda p: _rollout_jit(env, p, key, num_steps)  # noqa: E731
-    batched = jax.jit(jax.vmap(lambda p: rollout(env, p, key, num_steps)))(stacked)
-    looped = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[run(p) for p in variants])
+    batched, looped = _vmapped_and_looped(lambda p: _rollout_jit(env, p, key, num_steps), list(variants))
     _assert_trees_close(batched, looped, rtol, atol, f"{env.name}: vmap over params differs from a loop")
     obs = jax.tree_util.tree_leaves(batched[1]["obs"])
     assert any(not np.allclose(np.asarray(x[0]), np.asarray(x[1])) for x in obs), (
@@ -169,7 +172,7 @@ def _check_auto_reset(env, params, key, rtol, atol) -> None:
     """Run to one step before the limit, then take the last step by hand and compare it with
     ``step_env`` + ``reset_env`` under the key split ``Environment.step`` documents."""
     max_steps = int(np.max(np.asarray(params.max_steps)))
-    obs_prev, state_prev = env.reset(key, params)
+    _, state_prev = env.reset(key, params)
     if max_steps > 1:
         _, outs = _rollout_jit(env, params, key, max_steps - 1)
         terminated = np.asarray(outs["terminated"])

@@ -240,10 +240,15 @@ class CiceroOracle:
 
     def run_batch(self, controllable: np.ndarray) -> np.ndarray:
         """(B, 61, 5) -> (B, 176), one scenario after another in this process."""
-        arr = check_controllable_emissions(controllable)
-        flat = arr.reshape(-1, N_SCENARIO_YEARS, len(CONTROLLABLE))
-        out = np.stack([self.run(e) for e in flat]) if len(flat) else np.zeros((0, N_YEARS))
-        return out.reshape(*arr.shape[:-2], N_YEARS)
+        return _map_scenarios(lambda flat: [self.run(e) for e in flat], controllable)
+
+
+def _map_scenarios(run_all, controllable: np.ndarray) -> np.ndarray:
+    """Validate (..., 61, 5), run ``run_all`` on the flattened scenarios, restore the batch shape."""
+    arr = check_controllable_emissions(controllable)
+    flat = arr.reshape(-1, N_SCENARIO_YEARS, len(CONTROLLABLE))
+    out = np.stack(run_all(list(flat))) if len(flat) else np.zeros((0, N_YEARS))
+    return out.reshape(*arr.shape[:-2], N_YEARS)
 
 
 # --- process pool: one persistent oracle per worker ---------------------------------------------
@@ -275,10 +280,7 @@ class OraclePool:
         self._pool = multiprocessing.get_context("fork").Pool(self.processes, initializer=_init_worker)
 
     def map(self, controllable: Sequence[np.ndarray] | np.ndarray, chunksize: int = 4) -> np.ndarray:
-        arr = check_controllable_emissions(controllable)
-        flat = arr.reshape(-1, N_SCENARIO_YEARS, len(CONTROLLABLE))
-        out = np.stack(self._pool.map(_worker_run, list(flat), chunksize=chunksize)) if len(flat) else np.zeros((0, N_YEARS))
-        return out.reshape(*arr.shape[:-2], N_YEARS)
+        return _map_scenarios(lambda flat: self._pool.map(_worker_run, flat, chunksize=chunksize), controllable)
 
     def imap(self, controllable: np.ndarray, chunksize: int = 4):
         """Results in input order as they complete (for progress bars)."""

@@ -109,13 +109,10 @@ def generate_dataset(
     out.mkdir(parents=True, exist_ok=True)
     _write_manifest(out, num_scenarios, config)
     n_chunks = -(-num_scenarios // config.chunk_size)
-    todo = [i for i in range(n_chunks) if not _chunk_path(out, i).exists()]
-    if max_chunks is not None:
-        todo = todo[:max_chunks]
-    done_scenarios = sum(min(config.chunk_size, num_scenarios - i * config.chunk_size) for i in range(n_chunks)) - sum(
-        min(config.chunk_size, num_scenarios - i * config.chunk_size) for i in todo
-    )
-    bar = _progress_bar(num_scenarios, done_scenarios, progress)
+    missing = [i for i in range(n_chunks) if not _chunk_path(out, i).exists()]
+    chunk_len = lambda i: min(config.chunk_size, num_scenarios - i * config.chunk_size)  # noqa: E731
+    bar = _progress_bar(num_scenarios, num_scenarios - sum(chunk_len(i) for i in missing), progress)
+    todo = missing if max_chunks is None else missing[:max_chunks]
     if not todo:
         bar.close()
         return out

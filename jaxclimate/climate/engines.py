@@ -24,7 +24,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxclimate.climate import cicero
-from jaxclimate.climate import surrogate as sg
 from jaxclimate.climate.weights_io import Surrogate, load_surrogate
 from jaxclimate.core import struct
 
@@ -61,7 +60,6 @@ class SurrogateEngine:
         self.surrogate = load_surrogate(surrogate) if isinstance(surrogate, str) else surrogate
         self.window_length = self.surrogate.config.window
         self.start_year = _check_start_year(start_year, cicero.START_YEAR + self.window_length)
-        self._model = sg.build_model(self.surrogate.config)
         self._baseline = cicero.baseline_controllable().astype(np.float32)
 
     def init(self) -> SurrogateEngineState:
@@ -73,15 +71,8 @@ class SurrogateEngine:
         _check_emissions_shape(emissions_t)
         emissions_t = jnp.asarray(emissions_t, jnp.float32)
         x = jnp.concatenate([state.window, emissions_t[None]], axis=0)  # (W+1, 5)
-        dT = self.predict_window(x)
         new = SurrogateEngineState(window=x[1:], year=state.year + 1)
-        return new, dT
-
-    def predict_window(self, window: jax.Array) -> jax.Array:
-        """dT for a raw-unit window (..., W+1, 5)."""
-        s = self.surrogate
-        x = sg.normalise(window, jnp.asarray(s.mean, jnp.float32), jnp.asarray(s.std, jnp.float32))
-        return self._model.apply({"params": s.params}, x)
+        return new, self.surrogate.predict(x)
 
 
 _PROCESS_ORACLE: cicero.CiceroOracle | None = None

@@ -269,9 +269,12 @@ class EBMEnv(Environment[EBMState, EBMParams]):
     def _rewards(self, T: jax.Array, params: EBMParams) -> jax.Array:
         """r_k = −mean over band k of (T_i − T̂_i)² (SPEC §3.1); unweighted, °C²."""
         sq_err = (self._agent_temperatures(T) - jnp.asarray(params.target, self.dtype)) ** 2
+        return -jnp.mean(self._own_bands(sq_err), axis=-1)
+
+    def _own_bands(self, x: jax.Array) -> jax.Array:
+        """(..., N, 96) -> (..., N, 96/N): row k's values on band k (agent k's own latitudes)."""
         n, w = self.num_agents, self.band_width
-        own_band = sq_err.reshape(n, n, w)[jnp.arange(n), jnp.arange(n)]  # agent k, band k
-        return -jnp.mean(own_band, axis=-1)
+        return x.reshape(*x.shape[:-2], n, n, w)[..., jnp.arange(n), jnp.arange(n), :]
 
     def _observe(self, T: jax.Array) -> dict:
         if self.version == 3:
@@ -285,9 +288,8 @@ class EBMEnv(Environment[EBMState, EBMParams]):
         agent k's copy; ebm-v1/v3 return the (shared) model state."""
         if self.version != 2:
             return state.temperature[..., 0, :]
-        n, w = self.num_agents, self.band_width
-        T = state.temperature.reshape(*state.temperature.shape[:-2], n, n, w)
-        return T[..., jnp.arange(n), jnp.arange(n), :].reshape(*state.temperature.shape[:-2], physics.NUM_LAT)
+        bands = self._own_bands(state.temperature)
+        return bands.reshape(*bands.shape[:-2], physics.NUM_LAT)
 
     # --- helpers ----------------------------------------------------------------------
     def _action_bounds(self) -> tuple[np.ndarray, np.ndarray]:
