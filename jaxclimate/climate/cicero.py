@@ -268,16 +268,17 @@ def _worker_run(controllable: np.ndarray) -> np.ndarray:
 
 
 class OraclePool:
-    """A ``multiprocessing`` pool (fork) with one persistent :class:`CiceroOracle` per worker.
+    """A ``multiprocessing`` pool with one persistent :class:`CiceroOracle` per worker.
 
-    Workers receive only the (61, 5) controllable emissions and return ``dT_glob_air``.
-    Use as a context manager; ``map`` keeps the input order."""
+    Workers start from a fork server, not by forking this process, so the pool is safe to
+    create from a program whose JAX runtime already runs threads. Workers receive only the
+    (61, 5) controllable emissions and return ``dT_glob_air``. Use as a context manager;
+    ``map`` keeps the input order."""
 
     def __init__(self, processes: int | None = None):
         require_ciceroscm()
-        _load_inputs()  # parse once in the parent; forked workers inherit it
         self.processes = processes or os.cpu_count() or 1
-        self._pool = multiprocessing.get_context("fork").Pool(self.processes, initializer=_init_worker)
+        self._pool = multiprocessing.get_context("forkserver").Pool(self.processes, initializer=_init_worker)
 
     def map(self, controllable: Sequence[np.ndarray] | np.ndarray, chunksize: int = 4) -> np.ndarray:
         return _map_scenarios(lambda flat: self._pool.map(_worker_run, flat, chunksize=chunksize), controllable)
