@@ -67,6 +67,12 @@ class SurrogateEngine:
         window = self._baseline[i - self.window_length : i]
         return SurrogateEngineState(window=jnp.asarray(window), year=jnp.asarray(self.start_year, jnp.int32))
 
+    def initial_temperature(self) -> float:
+        """The engine's own dT for the year before ``start_year`` (SSP2-4.5 emissions)."""
+        i = self.start_year - cicero.START_YEAR  # row of start_year; the window ends one before
+        window = self._baseline[i - 1 - self.window_length : i]
+        return float(self.surrogate.predict(jnp.asarray(window)))
+
     def step(self, state: SurrogateEngineState, emissions_t: jax.Array) -> tuple[SurrogateEngineState, jax.Array]:
         _check_emissions_shape(emissions_t)
         emissions_t = jnp.asarray(emissions_t, jnp.float32)
@@ -106,6 +112,10 @@ class CiceroEngine:
         dtype = jnp.result_type(float)
         return CiceroEngineState(emissions=jnp.asarray(self._baseline, dtype), year=jnp.asarray(self.start_year, jnp.int32))
 
+    def initial_temperature(self) -> float:
+        """CICERO-SCM's dT for the year before ``start_year`` on SSP2-4.5 (one oracle run)."""
+        return float(_oracle().run(self._baseline)[self.start_year - 1 - cicero.START_YEAR])
+
     def step(self, state: CiceroEngineState, emissions_t: jax.Array) -> tuple[CiceroEngineState, jax.Array]:
         _check_emissions_shape(emissions_t)
         row = jnp.clip(state.year - cicero.SCENARIO_START, 0, cicero.N_SCENARIO_YEARS - 1)
@@ -118,6 +128,37 @@ class CiceroEngine:
             vmap_method="sequential",
         )
         return CiceroEngineState(emissions=emissions, year=state.year + 1), dT
+
+
+@struct.dataclass
+class PrescribedEngineState:
+    year: jax.Array
+
+
+class PrescribedEngine:
+    """Returns a fixed temperature path, whatever the emissions: ``dT[year − 1900]``.
+
+    For tests and debugging — e.g. feed a stored CICERO-SCM run to an environment to check
+    its emissions and rewards without running the oracle."""
+
+    def __init__(self, temperatures: Any, start_year: int = 2016):
+        temperatures = np.asarray(temperatures, dtype=np.float64)
+        if temperatures.shape != (cicero.N_YEARS,) or not np.all(np.isfinite(temperatures)):
+            raise ValueError(f"PrescribedEngine.temperatures must be finite with shape ({cicero.N_YEARS},) for 1900..2075")
+        self.start_year = _check_start_year(start_year, cicero.START_YEAR + 1)
+        self._temperatures = temperatures
+
+    def initial_temperature(self) -> float:
+        return float(self._temperatures[self.start_year - 1 - cicero.START_YEAR])
+
+    def init(self) -> PrescribedEngineState:
+        return PrescribedEngineState(year=jnp.asarray(self.start_year, jnp.int32))
+
+    def step(self, state: PrescribedEngineState, emissions_t: jax.Array) -> tuple[PrescribedEngineState, jax.Array]:
+        _check_emissions_shape(emissions_t)
+        table = jnp.asarray(self._temperatures, jnp.result_type(float))
+        T = table[jnp.clip(state.year - cicero.START_YEAR, 0, cicero.N_YEARS - 1)]
+        return PrescribedEngineState(year=state.year + 1), T
 
 
 def rollout(engine: Any, emissions: jax.Array) -> jax.Array:

@@ -8,3 +8,9 @@ for _version in (2, 3):
     register(f"ebm-v{_version}", EBMEnv, version=_version)  # 6 agents unless num_agents= is given
     for _n in (2, 6):
         register(f"ebm-v{_version}-a{_n}", EBMEnv, version=_version, num_agents=_n)
+
+from jaxclimate.envs.climate_mitigation import ClimateMitigation  # noqa: E402
+
+register("climate-mitigation", ClimateMitigation)  # scenario="i" unless scenario= is given
+register("climate-mitigation-i", ClimateMitigation, scenario="i")
+register("climate-mitigation-ii", ClimateMitigation, scenario="ii")

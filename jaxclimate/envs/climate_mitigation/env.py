@@ -1,0 +1,370 @@
+"""The climate-mitigation game (paper §3.3 and Appendix D; SPEC §D).
+
+N countries (group ``"countries"``) choose, every year 2016..2050, four levers — energy,
+methane and agriculture efforts (0 / 0.5 / 1) and adaptation spending (0 / 0.03 / 0.08) — as a
+``MultiDiscrete([3, 3, 3, 3])`` action. The paper's three modules:
+
+* **emissions** — each country's five controllable emissions (CO2_FF, CO2_AFOLU, CH4, N2O,
+  SO2) follow the SSP2-4.5 growth, bent by its efforts through the policy matrix M
+  (Eqs. 20–23), clipped at 0 as the authors' code does (SPEC §D.4);
+* **climate** — any climate engine (``init``/``step``) turns the global emissions into
+  ΔT(t): the shipped GRU surrogate by default, CICERO-SCM itself (``engine="cicero"``) for
+  validation;
+* **impact** — damages c^c·ψ·ΔT⁴·(1 − P) with a prevention stock P built by adaptation,
+  quadratic lever costs and a linear adaptation cost, all scaled by η (Eqs. 27–31), plus a
+  15-year look-ahead of damages at baseline growth folded into the last reward (Eqs. 32–33).
+
+The step order is the authors' (SPEC §D.9). Choices where paper and code differ (SPEC §D.11):
+
+* look-ahead prevention: ``decaying_lookahead_prevention=False`` (default) holds P(2050)
+  constant as the authors' code does; ``True`` uses the paper's min(Pmax, P(2050)·φ^u);
+* emissions are clipped at 0 per country (code), so AFOLU is 0 from 2053 onwards;
+* the reset observation carries the engine's own ΔT(2015) (0.7253 K for the shipped GRU,
+  0.7251 K for CICERO-SCM) where the authors' code puts a placeholder (0.5 surrogate /
+  0.0 CICERO); set ``initial_obs_temperature`` to reproduce the placeholder;
+* one share per country for every gas (code); the 35 uncontrolled species stay at SSP2-4.5.
+
+Episodes terminate after 35 decisions; there is no truncation (``max_steps`` defaults far
+beyond the horizon). The look-ahead runs the engine 15 more years inside the terminal step as
+a ``lax.while_loop`` whose trip count is 15 at termination and 0 otherwise: under ``vmap``
+the loop runs only on steps where some environment of the batch terminates, so a batch of
+synchronised episodes pays 15 extra engine steps once per episode, not on every step. (A
+``while_loop`` is not reverse-differentiable: take gradients through the engine, not
+through the terminal step.)
+
+``info`` carries what the policy-consistency replay needs (SPEC §E): the step's global
+emissions and engine temperature, and at the terminal step the 15 look-ahead years.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxclimate.climate import cicero
+from jaxclimate.core import struct
+from jaxclimate.core.env import Environment, EnvParams, EnvState
+from jaxclimate.core.spaces import Box, MultiDiscrete
+from jaxclimate.envs.climate_mitigation.presets import scenario_preset
+
+GROUP = "countries"
+START_YEAR = 2016  # first decision year
+HORIZON = 35  # decisions 2016..2050 (H)
+LOOKAHEAD = 15  # look-ahead years 2051..2065 (U)
+NUM_LEVERS = 3  # energy, methane, agriculture
+NUM_GASES = len(cicero.CONTROLLABLE)
+ACTION_NVEC = (3, 3, 3, 3)  # energy, methane, agriculture, adaptation level indices
+LEVER_NAMES = ("energy", "methane", "agriculture", "adaptation")
+#: σ_E: mean of the five 2015 global baseline emissions, computed in float32 by the authors.
+EMISSION_SCALE = 91.2339096069336
+#: σ_D = 35·σ_E (SPEC §D.8).
+DEVIATION_SCALE = 3193.186836242676
+#: The authors' code rejects policy matrices whose column sums fall below this (−5 %/yr).
+GROWTH_BUDGET = -0.051
+
+
+def baseline_arrays() -> dict[str, np.ndarray]:
+    """SSP2-4.5 controllable emissions the game needs, float64:
+
+    ``e2015`` (5,), ``decisions`` (35, 5) for 2016..2050, ``growth`` (50, 5): g(t) =
+    E(t)/E(t−1) for 2016..2065 (SPEC §D.4, §H)."""
+    base = cicero.baseline_controllable()
+    i0 = START_YEAR - cicero.START_YEAR
+    years = HORIZON + LOOKAHEAD
+    return {
+        "e2015": base[i0 - 1].copy(),
+        "decisions": base[i0 : i0 + HORIZON].copy(),
+        "growth": base[i0 : i0 + years] / base[i0 - 1 : i0 + years - 1],
+    }
+
+
+# --- the three modules as small pure functions ------------------------------------------------
+
+
+def update_prevention(stock: jax.Array, adaptation: jax.Array, decay: jax.Array, max_stock: jax.Array) -> jax.Array:
+    """P(t) = clip(φ·P(t−1) + p(t), 0, Pmax)  (Eq. 27), updated before the year's damage."""
+    return jnp.clip(decay * stock + adaptation, 0.0, max_stock)
+
+
+def update_emissions(emissions: jax.Array, growth: jax.Array, efforts: jax.Array, policy_matrix: jax.Array) -> jax.Array:
+    """Ē_i(t) = max(0, Ē_i(t−1) ⊙ g(t) ⊙ (1 + k_i,t·M))  (Eqs. 20–23; the clip is the code's).
+
+    ``emissions`` (N, 5), ``growth`` (5,), ``efforts`` (N, 3), ``policy_matrix`` (3, 5)."""
+    return jnp.maximum(emissions * growth * (1.0 + efforts @ policy_matrix), 0.0)
+
+
+def climate_damage(temperature: jax.Array, stock: jax.Array, params: "MitigationParams") -> jax.Array:
+    """η·c^c·ψ·ΔT⁴·(1 − P) per country (Eqs. 28–29)."""
+    return params.reward_scale * params.damage_cost * params.damage_coefficient * temperature**4 * (1.0 - stock)
+
+
+def policy_cost(efforts: jax.Array, adaptation: jax.Array, params: "MitigationParams") -> jax.Array:
+    """η·(Σ_l c^l·k_l² + c^p·p) per country (Eqs. 30–31)."""
+    levers = jnp.sum(params.lever_cost * efforts**2, axis=-1)
+    return params.reward_scale * (levers + params.adaptation_cost * adaptation)
+
+
+def lookahead_stock(stock: jax.Array, years_ahead: jax.Array, params: "MitigationParams") -> jax.Array:
+    """P^la(u): P(2050) held constant (code, default) or min(Pmax, P(2050)·φ^u) (paper, Eq. 33)."""
+    decayed = jnp.minimum(params.max_prevention, stock * params.prevention_decay**years_ahead)
+    return jnp.where(params.decaying_lookahead_prevention, decayed, stock)
+
+
+# --- state and parameters ---------------------------------------------------------------------
+
+
+@struct.dataclass
+class MitigationState(EnvState):
+    """Per episode: emissions and cumulative deviations (N, 5), prevention stocks (N,), the
+    last engine temperature, and the engine's own state (the surrogate's 65-year window)."""
+
+    emissions: jax.Array
+    deviation: jax.Array
+    prevention: jax.Array
+    temperature: jax.Array
+    engine_state: Any
+
+
+def _preset_field(name: str) -> Any:
+    return struct.field(default_factory=lambda: scenario_preset("i")[name])
+
+
+@struct.dataclass
+class MitigationParams(EnvParams):
+    """Everything a sweep may vary (SPEC §D.3, §D.6–D.8). Per-country arrays have length N.
+
+    ``lever_cost`` is (N, 3): energy, methane, agriculture. ``policy_matrix`` is (3, 5):
+    levers × (CO2_FF, CO2_AFOLU, CH4, N2O, SO2).
+    """
+
+    shares: Any = _preset_field("shares")
+    damage_cost: Any = _preset_field("damage_cost")
+    lever_cost: Any = _preset_field("lever_cost")
+    adaptation_cost: Any = _preset_field("adaptation_cost")
+    policy_matrix: Any = _preset_field("policy_matrix")
+    max_prevention: Any = 0.0
+    initial_obs_temperature: Any = 0.725111  # CICERO-SCM ΔT(2015); envs set their engine's value
+    prevention_decay: Any = 0.95
+    damage_coefficient: Any = 0.003  # ψ
+    reward_scale: Any = 0.1  # η
+    effort_levels: Any = struct.field(default_factory=lambda: np.array([0.0, 0.5, 1.0]))
+    adaptation_levels: Any = struct.field(default_factory=lambda: np.array([0.0, 0.03, 0.08]))
+    decaying_lookahead_prevention: Any = False
+    emission_scale: Any = EMISSION_SCALE
+    deviation_scale: Any = DEVIATION_SCALE
+    max_steps: int = 1000  # no truncation: episodes terminate after 35 decisions
+
+    def validate(self) -> None:
+        super().validate()
+        name = type(self).__name__
+        check = functools.partial(struct.check_range, name)
+        shares = struct.concrete_value(self.shares)
+        if shares is None:
+            return
+        shares = np.asarray(shares)
+        if shares.ndim != 1 or shares.size < 1:
+            raise ValueError(f"{name}.shares must be a 1-D array with one share per country, got shape {shares.shape}")
+        n = shares.size
+        check("shares", self.shares, low=0.0, high=1.0)
+        if abs(float(shares.sum()) - 1.0) > 1e-6:
+            raise ValueError(f"{name}.shares must sum to 1 (one share of global emissions per country), got {shares.sum():.6g}")
+        check("damage_cost", self.damage_cost, low=0.0, shape=(n,))
+        check("lever_cost", self.lever_cost, low=0.0, shape=(n, NUM_LEVERS))
+        check("adaptation_cost", self.adaptation_cost, low=0.0, shape=(n,))
+        check("policy_matrix", self.policy_matrix, low=-1.0, high=1.0, shape=(NUM_LEVERS, NUM_GASES))
+        matrix = struct.concrete_value(self.policy_matrix)
+        if matrix is not None and np.any(np.sum(matrix, axis=0) < GROWTH_BUDGET):
+            raise ValueError(
+                f"{name}.policy_matrix: every column (gas) must sum to >= {GROWTH_BUDGET} (the −5 %/yr growth budget), "
+                f"got column sums {np.round(np.sum(matrix, axis=0), 6).tolist()}"
+            )
+        check("max_prevention", self.max_prevention, low=0.0, high=1.0)
+        check("prevention_decay", self.prevention_decay, low=0.0, high=1.0)
+        check("damage_coefficient", self.damage_coefficient, low=0.0)
+        check("reward_scale", self.reward_scale, low=0.0)
+        check("effort_levels", self.effort_levels, low=0.0, high=1.0, shape=(3,))
+        check("adaptation_levels", self.adaptation_levels, low=0.0, high=1.0, shape=(3,))
+        check("initial_obs_temperature", self.initial_obs_temperature, low=-10.0, high=10.0)
+        check("emission_scale", self.emission_scale, low=0.0, low_inclusive=False)
+        check("deviation_scale", self.deviation_scale, low=0.0, low_inclusive=False)
+
+    @property
+    def num_agents(self) -> int:
+        return int(np.shape(self.shares)[0])
+
+
+# --- the environment --------------------------------------------------------------------------
+
+
+def make_engine(engine: Any) -> Any:
+    """``"gru"`` / ``"lstm"`` / ``"tcn"`` (shipped surrogates), ``"surrogate"`` (= GRU),
+    ``"cicero"``, or an engine object with ``init``/``step``/``start_year``."""
+    from jaxclimate.climate.engines import CiceroEngine, SurrogateEngine
+
+    if isinstance(engine, str):
+        if engine == "cicero":
+            return CiceroEngine(start_year=START_YEAR)
+        if engine in ("surrogate", "gru", "lstm", "tcn"):
+            return SurrogateEngine("gru" if engine == "surrogate" else engine, start_year=START_YEAR)
+        raise ValueError(f"climate-mitigation engine must be 'gru', 'lstm', 'tcn', 'surrogate', 'cicero' or an engine object, got {engine!r}")
+    for attr in ("init", "step", "start_year"):
+        if not hasattr(engine, attr):
+            raise ValueError(f"climate-mitigation engine object must have '{attr}' (see jaxclimate.climate.engines)")
+    if engine.start_year != START_YEAR:
+        raise ValueError(f"climate-mitigation engine must start in {START_YEAR}, got start_year={engine.start_year}")
+    return engine
+
+
+class ClimateMitigation(Environment[MitigationState, MitigationParams]):
+    """The climate-mitigation game (see module docstring).
+
+    Args:
+        scenario: ``"i"`` (N = 4, homogeneous) or ``"ii"`` (N = 10, heterogeneous); sets the
+            defaults of :class:`MitigationParams`.
+        engine: the climate engine (see :func:`make_engine`); default the shipped GRU.
+        dtype: emissions/reward dtype, ``"float32"`` (training) or ``"float64"`` (parity;
+            needs ``jax_enable_x64``). The surrogate itself always runs in float32.
+    """
+
+    def __init__(self, scenario: str = "i", engine: Any = "gru", dtype: Any = "float32"):
+        self.scenario = scenario
+        self._preset = scenario_preset(scenario)
+        dtype = jnp.dtype(dtype)
+        if dtype not in (jnp.dtype("float32"), jnp.dtype("float64")):
+            raise ValueError(f"ClimateMitigation.dtype must be float32 or float64, got {dtype}")
+        if dtype == jnp.float64 and not jax.config.jax_enable_x64:
+            raise ValueError("ClimateMitigation.dtype float64 needs 64-bit JAX: jax.config.update('jax_enable_x64', True)")
+        self.dtype = dtype
+        self.engine = make_engine(engine)
+        self.num_agents = int(self._preset["shares"].shape[0])
+        self.agents = {GROUP: self.num_agents}
+        self._baseline = {k: jnp.asarray(v, dtype) for k, v in baseline_arrays().items()}
+        self.obs_dim = 2 + 2 * NUM_GASES * self.num_agents + self.num_agents
+        self._observation_space = Box(-np.inf, np.inf, (self.obs_dim,), dtype=dtype)
+        self._action_space = MultiDiscrete(ACTION_NVEC)
+        self._initial_temperature: float | None = None
+
+    @property
+    def name(self) -> str:
+        return f"climate-mitigation-{self.scenario}"
+
+    @property
+    def default_params(self) -> MitigationParams:
+        if self._initial_temperature is None:  # one engine evaluation, cached
+            self._initial_temperature = self.engine.initial_temperature()
+        return MitigationParams(initial_obs_temperature=self._initial_temperature, **self._preset)
+
+    def observation_space(self, group: str = GROUP) -> Box:
+        self._check_group(group)
+        return self._observation_space
+
+    def action_space(self, group: str = GROUP) -> MultiDiscrete:
+        self._check_group(group)
+        return self._action_space
+
+    # --- dynamics ---------------------------------------------------------------------
+    def reset_env(self, key: jax.Array, params: MitigationParams) -> tuple[dict, MitigationState]:
+        n, dt = self.num_agents, self.dtype
+        shares = jnp.asarray(params.shares, dt)
+        state = MitigationState(
+            time=jnp.zeros((), jnp.int32),
+            emissions=shares[:, None] * self._baseline["e2015"],
+            deviation=jnp.zeros((n, NUM_GASES), dt),
+            prevention=jnp.zeros((n,), dt),
+            temperature=jnp.asarray(params.initial_obs_temperature, dt),
+            engine_state=self.engine.init(),
+        )
+        return self._observe(state, params), state
+
+    def step_env(self, key: jax.Array, state: MitigationState, actions: dict, params: MitigationParams):
+        params = self._cast(params)
+        efforts, adaptation = self.levers(actions[GROUP], params)
+        t = state.time
+        prevention = update_prevention(state.prevention, adaptation, params.prevention_decay, params.max_prevention)
+        emissions = update_emissions(state.emissions, self._baseline["growth"][t], efforts, params.policy_matrix)
+        deviation = state.deviation + emissions - params.shares[:, None] * self._baseline["decisions"][t]  # Eq. 26
+        global_emissions = jnp.sum(emissions, axis=0)
+        engine_state, temperature = self.engine.step(state.engine_state, global_emissions)
+        temperature = jnp.asarray(temperature, self.dtype)
+        cost = climate_damage(temperature, prevention, params) + policy_cost(efforts, adaptation, params)
+        terminated = t + 1 >= HORIZON
+        lookahead = self._lookahead(emissions, engine_state, prevention, params, terminated)
+        rewards = -(cost + lookahead["cost"])  # Eq. 32: the look-ahead sits inside r(2050)
+        new_state = MitigationState(
+            time=t + 1,
+            emissions=emissions,
+            deviation=deviation,
+            prevention=prevention,
+            temperature=temperature,
+            engine_state=engine_state,
+        )
+        info = {
+            "temperature": temperature,
+            "global_emissions": global_emissions,
+            "lookahead_temperatures": lookahead["temperatures"],
+            "lookahead_emissions": lookahead["emissions"],
+        }
+        return self._observe(new_state, params), new_state, {GROUP: rewards}, terminated, info
+
+    def levers(self, actions: jax.Array, params: MitigationParams) -> tuple[jax.Array, jax.Array]:
+        """Level indices (N, 4) -> efforts k (N, 3) and adaptation spending p (N,)."""
+        actions = jnp.asarray(actions, jnp.int32)
+        efforts = jnp.asarray(params.effort_levels, self.dtype)[actions[:, :NUM_LEVERS]]
+        adaptation = jnp.asarray(params.adaptation_levels, self.dtype)[actions[:, NUM_LEVERS]]
+        return efforts, adaptation
+
+    def _lookahead(self, emissions, engine_state, prevention, params, run) -> dict:
+        """Eqs. 32–33: 15 more years at baseline growth (clipped), damages only. Runs 15
+        iterations when ``run`` and none otherwise (see module docstring)."""
+        trip_count = jnp.where(run, LOOKAHEAD, 0)
+        growth = self._baseline["growth"]
+
+        def body(carry):
+            u, E, es, cost, Es, Ts = carry
+            E = jnp.maximum(E * growth[HORIZON + u], 0.0)
+            es, T = self.engine.step(es, jnp.sum(E, axis=0))
+            T = jnp.asarray(T, self.dtype)
+            cost = cost + climate_damage(T, lookahead_stock(prevention, u + 1, params), params)
+            return u + 1, E, es, cost, Es.at[u].set(jnp.sum(E, axis=0)), Ts.at[u].set(T)
+
+        init = (
+            jnp.zeros((), jnp.int32),
+            emissions,
+            engine_state,
+            jnp.zeros_like(prevention),
+            jnp.zeros((LOOKAHEAD, NUM_GASES), self.dtype),
+            jnp.zeros((LOOKAHEAD,), self.dtype),
+        )
+        _, _, _, cost, Es, Ts = jax.lax.while_loop(lambda c: c[0] < trip_count, body, init)
+        return {"cost": cost, "emissions": Es, "temperatures": Ts}
+
+    def _observe(self, state: MitigationState, params: MitigationParams) -> dict:
+        """[T_last, τ, Ē/σ_E (agent-major), D/σ_D, P], identical for every country (SPEC §D.8)."""
+        dt = self.dtype
+        row = jnp.concatenate(
+            [
+                jnp.asarray(state.temperature, dt)[None],
+                (state.time / HORIZON).astype(dt)[None],
+                (state.emissions / jnp.asarray(params.emission_scale, dt)).reshape(-1),
+                (state.deviation / jnp.asarray(params.deviation_scale, dt)).reshape(-1),
+                state.prevention,
+            ]
+        )
+        return {GROUP: jnp.broadcast_to(row, (self.num_agents, self.obs_dim))}
+
+    def _cast(self, params: MitigationParams) -> MitigationParams:
+        """Float leaves in the env dtype (booleans stay booleans)."""
+
+        def cast(x):
+            x = jnp.asarray(x)
+            return x.astype(self.dtype) if jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(x.dtype, jnp.integer) else x
+
+        return jax.tree_util.tree_map(cast, params)
+
+    def _check_group(self, group: str) -> None:
+        if group != GROUP:
+            raise ValueError(f"{self.name} has one agent group, {GROUP!r}; got {group!r}")
