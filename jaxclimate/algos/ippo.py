@@ -1,0 +1,382 @@
+"""Independent PPO for jaxclimate environments, PureJaxRL style.
+
+``make_train(env, env_params, config)`` returns a pure ``train(rng, hyperparams=None,
+env_params=None)``: rollout and update are ``lax.scan``s, so the whole run is one compiled
+program, and ``jax.jit(jax.vmap(train))(rngs)`` trains several seeds (or, vmapping
+``hyperparams``/``env_params``, several settings) at once. ``make_trainer`` exposes the same
+run in pieces — ``init(rng)`` and ``run(runner_state, num_updates)`` — for the CLI, which
+trains in compiled chunks under a host loop.
+
+Learners. Each agent group has its own network and action head (built from the group's
+action space). ``share_parameters=False`` (default, the paper's setting) gives every agent
+its own parameters and optimiser state, stacked on a leading axis and ``vmap``ped: they are
+independent learners (gradient clipping and Adam statistics per agent). With
+``share_parameters=True`` one parameter set serves the whole group and each observation
+gets a one-hot agent id. Internally a group's data is laid out as (learners L, batch B): L =
+N, B = envs (independent) or L = 1, B = envs·N (shared).
+
+Episode boundaries: ``done = terminated or truncated``; nothing is bootstrapped across it
+(truncation is treated as termination, as in PureJaxRL). Recurrent carries are reset at the
+first step of every episode. Minibatches split the batch axis and keep whole sequences, so
+recurrent and feed-forward networks share one update path.
+
+Environments may provide ``action_mask(group, state, params)`` (boolean, the padded-logits
+shape of the head per agent): masked choices get probability 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from jaxclimate.algos.distributions import ActionHead
+from jaxclimate.algos.gae import generalized_advantages
+from jaxclimate.algos.losses import ppo_loss
+from jaxclimate.algos.networks import ACTIVATIONS, NETWORKS, ActorCritic, initial_carry
+from jaxclimate.core import struct
+from jaxclimate.core.wrappers import EpisodeStatistics
+
+#: Hyper-parameters that may be traced (vmapped over) rather than fixed at compile time.
+TRACEABLE = ("lr", "ent_coef", "vf_coef", "clip_eps", "gamma", "gae_lambda")
+
+
+@dataclasses.dataclass(frozen=True)
+class IPPOConfig:
+    """IPPO settings. ``num_steps`` is the rollout length per update; one update uses
+    ``num_envs·num_steps`` env steps. ``total_timesteps`` counts env steps (not agent steps)."""
+
+    total_timesteps: int = 100_000
+    num_envs: int = 16
+    num_steps: int = 35
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_eps: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    lr: float = 3e-4
+    anneal_lr: bool = True
+    network: str = "mlp"
+    hidden_size: int = 64
+    activation: str = "tanh"
+    share_parameters: bool = False
+    normalize_advantages: bool = True
+
+    def __post_init__(self) -> None:
+        def need(ok: bool, field: str, rule: str) -> None:
+            if not ok:
+                raise ValueError(f"IPPOConfig.{field} must be {rule}, got {getattr(self, field)!r}")
+
+        for name in ("total_timesteps", "num_envs", "num_steps", "update_epochs", "num_minibatches", "hidden_size"):
+            need(isinstance(getattr(self, name), (int, np.integer)) and getattr(self, name) >= 1, name, "an integer >= 1")
+        need(0.0 <= self.gamma <= 1.0, "gamma", "in [0, 1]")
+        need(0.0 <= self.gae_lambda <= 1.0, "gae_lambda", "in [0, 1]")
+        need(self.clip_eps > 0.0, "clip_eps", "> 0")
+        need(self.ent_coef >= 0.0, "ent_coef", ">= 0")
+        need(self.vf_coef >= 0.0, "vf_coef", ">= 0")
+        need(self.max_grad_norm > 0.0, "max_grad_norm", "> 0")
+        need(self.lr > 0.0, "lr", "> 0")
+        need(self.network in NETWORKS, "network", f"one of {NETWORKS}")
+        need(self.activation in ACTIVATIONS, "activation", f"one of {tuple(ACTIVATIONS)}")
+        need(self.total_timesteps >= self.num_envs * self.num_steps, "total_timesteps", f">= num_envs·num_steps = {self.num_envs * self.num_steps}")
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.num_envs * self.num_steps
+
+    @property
+    def num_updates(self) -> int:
+        return self.total_timesteps // self.steps_per_update
+
+    def hyperparams(self) -> dict[str, jax.Array]:
+        """The traceable hyper-parameters as float32 scalars (vmap over a stack of these)."""
+        return {name: jnp.asarray(getattr(self, name), jnp.float32) for name in TRACEABLE}
+
+
+@struct.dataclass
+class RunnerState:
+    params: dict  # group -> parameters stacked over learners (L, ...)
+    opt_state: dict
+    env_state: Any  # (num_envs,) EpisodeStatsState
+    obs: dict  # group -> (num_envs, N, obs_dim)
+    done: jax.Array  # (num_envs,) did the previous step end an episode (recurrent resets)
+    carry: dict  # group -> recurrent carry (L, B, H)
+    recorder: Any  # optional recorder state (see make_trainer)
+    rng: jax.Array
+    update: jax.Array  # updates done so far (int32)
+
+
+class Transition(NamedTuple):
+    obs: jax.Array  # (L, B, d)
+    action: jax.Array
+    log_prob: jax.Array
+    value: jax.Array
+    reward: jax.Array
+    done: jax.Array  # episode ended with this step
+    reset: jax.Array  # obs is the first of an episode
+    mask: Any
+
+
+class Trainer(NamedTuple):
+    init: Callable[..., RunnerState]
+    run: Callable[..., tuple[RunnerState, dict]]
+    act: Callable[..., Any]
+    config: IPPOConfig
+
+
+class _Group:
+    """Static layout of one agent group: learners, batch, network, head."""
+
+    def __init__(self, env, name: str, config: IPPOConfig):
+        self.name = name
+        self.n = env.agents[name]
+        self.shared = config.share_parameters
+        self.num_learners = 1 if self.shared else self.n
+        self.batch = config.num_envs * (self.n if self.shared else 1)
+        if self.batch % config.num_minibatches:
+            raise ValueError(
+                f"IPPOConfig.num_minibatches ({config.num_minibatches}) must divide the per-learner batch of group "
+                f"{name!r} ({self.batch} = num_envs{' × agents' if self.shared else ''})"
+            )
+        self.head = ActionHead(env.action_space(name))
+        obs_space = env.observation_space(name)
+        if len(obs_space.shape) != 1:
+            raise ValueError(f"IPPO needs flat observations; group {name!r} has shape {obs_space.shape}")
+        self.obs_dim = obs_space.shape[0] + (self.n if self.shared else 0)
+        self.net = ActorCritic(
+            num_outputs=self.head.num_outputs,
+            network=config.network,
+            hidden_size=config.hidden_size,
+            activation=config.activation,
+            continuous=self.head.continuous,
+        )
+        self.network, self.hidden = config.network, config.hidden_size
+
+    # (E, N, ...) env layout <-> (L, B, ...) learner layout
+    def to_learners(self, x: jax.Array) -> jax.Array:
+        if self.shared:
+            return x.reshape(1, -1, *x.shape[2:])
+        return jnp.swapaxes(x, 0, 1)
+
+    def to_env(self, x: jax.Array) -> jax.Array:
+        if self.shared:
+            return x.reshape(-1, self.n, *x.shape[2:])
+        return jnp.swapaxes(x, 0, 1)
+
+    def observe(self, obs: jax.Array) -> jax.Array:
+        """Env obs (E, N, d) -> learner obs (L, B, d') (+ one-hot agent id when shared)."""
+        obs = obs.astype(jnp.float32)
+        if self.shared:
+            ids = jnp.broadcast_to(jnp.eye(self.n, dtype=jnp.float32), (obs.shape[0], self.n, self.n))
+            obs = jnp.concatenate([obs, ids], axis=-1)
+        return self.to_learners(obs)
+
+    def init_carry(self) -> Any:
+        one = initial_carry(self.network, self.hidden, self.batch)
+        return jax.tree_util.tree_map(lambda c: jnp.broadcast_to(c, (self.num_learners, *c.shape)), one)
+
+    def init_params(self, key: jax.Array) -> Any:
+        carry = initial_carry(self.network, self.hidden, 1)
+        dummy_obs, dummy_reset = jnp.zeros((1, 1, self.obs_dim)), jnp.zeros((1, 1), bool)
+        keys = jax.random.split(key, self.num_learners)
+        return jax.vmap(lambda k: self.net.init(k, carry, dummy_obs, dummy_reset)["params"])(keys)
+
+    def apply(self, params, carry, obs, resets):
+        """One learner: obs (T, B, d), resets (T, B) -> carry, actor out, log_std, value."""
+        return self.net.apply({"params": params}, carry, obs, resets)
+
+
+def make_trainer(env, env_params, config: IPPOConfig, recorder: Any = None) -> Trainer:
+    """The training run in pieces (see module docstring).
+
+    ``recorder`` (optional) watches every env step inside the compiled rollout:
+    ``recorder.init()`` -> state, ``recorder.update(state, key, env_state, info, done)`` ->
+    state (``env_state`` is the per-env state *before* the step). Used to keep a bounded
+    reservoir of episode trajectories for the policy-consistency replay.
+    """
+    groups = [_Group(env, g, config) for g in env.agents]
+    stats_env = EpisodeStatistics(env)
+    has_mask = hasattr(env, "action_mask")
+    tx = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.scale_by_adam(eps=1e-5))
+    E = config.num_envs
+
+    def masks(env_state, params):
+        if not has_mask:
+            return {g.name: None for g in groups}
+        inner = env_state.env_state
+        return {
+            g.name: g.to_learners(jax.vmap(lambda s: env.action_mask(g.name, s, params))(inner)) for g in groups
+        }
+
+    def init(rng: jax.Array, env_params_: Any = None) -> RunnerState:
+        p = env_params if env_params_ is None else env_params_
+        rng, k_env, *k_groups = jax.random.split(rng, 2 + len(groups))
+        obs, env_state = jax.vmap(stats_env.reset, in_axes=(0, None))(jax.random.split(k_env, E), p)
+        params = {g.name: g.init_params(k) for g, k in zip(groups, k_groups)}
+        return RunnerState(
+            params=params,
+            opt_state={g.name: jax.vmap(tx.init)(params[g.name]) for g in groups},
+            env_state=env_state,
+            obs=obs,
+            done=jnp.ones((E,), bool),  # the first observation starts an episode
+            carry={g.name: g.init_carry() for g in groups},
+            recorder=None if recorder is None else recorder.init(),
+            rng=rng,
+            update=jnp.zeros((), jnp.int32),
+        )
+
+    def policy_step(rs: RunnerState, key: jax.Array, mask: dict, deterministic: bool = False):
+        """Actions for every group from the current obs: (actions, per-group outputs, carry)."""
+        actions, outs, carry = {}, {}, {}
+        for g, k in zip(groups, jax.random.split(key, len(groups))):
+            obs = g.observe(rs.obs[g.name])[:, None]  # (L, 1, B, d)
+            resets = jnp.broadcast_to(g.to_learners(jnp.broadcast_to(rs.done[:, None], (E, g.n))), (g.num_learners, g.batch))[:, None]
+            c, out, log_std, value = jax.vmap(g.apply)(rs.params[g.name], rs.carry[g.name], obs, resets)
+            dist = g.head.distribution(out[:, 0], None if log_std is None else log_std[:, None], mask[g.name])
+            action = dist.mode() if deterministic else dist.sample(k)
+            actions[g.name] = g.to_env(g.head.to_env(action))
+            outs[g.name] = (obs[:, 0], action, dist.log_prob(action), value[:, 0], resets[:, 0])
+            carry[g.name] = c
+        return actions, outs, carry
+
+    def env_step(p, hp):
+        def body(rs: RunnerState, _):
+            rng, k_act, k_env, k_rec = jax.random.split(rs.rng, 4)
+            mask = masks(rs.env_state, p)
+            actions, outs, carry = policy_step(rs, k_act, mask)
+            obs, env_state, rewards, terminated, truncated, info = jax.vmap(stats_env.step, in_axes=(0, 0, 0, None))(
+                jax.random.split(k_env, E), rs.env_state, actions, p
+            )
+            done = jnp.logical_or(terminated, truncated)
+            rec = rs.recorder
+            if recorder is not None:
+                rec = recorder.update(rec, k_rec, rs.env_state.env_state, info, done)
+            transitions = {}
+            for g in groups:
+                o, a, lp, v, reset = outs[g.name]
+                done_l = g.to_learners(jnp.broadcast_to(done[:, None], (E, g.n)))
+                transitions[g.name] = Transition(o, a, lp, v, g.to_learners(rewards[g.name].astype(jnp.float32)), done_l, reset, mask[g.name])
+            stats = {
+                "returned_episode": done,
+                "returns": info["returned_episode_returns"],
+            }
+            new = rs.replace(env_state=env_state, obs=obs, done=done, carry=carry, recorder=rec, rng=rng)
+            return new, (transitions, stats)
+
+        return body
+
+    def learner_update(g: _Group, hp, frac):
+        """Update one learner from its trajectory slice (T, B, ...)."""
+
+        def loss_fn(params, carry0, tr: Transition, advantages, targets):
+            _, out, log_std, value = g.apply(params, carry0, tr.obs, tr.reset)
+            dist = g.head.distribution(out, None if log_std is None else log_std, tr.mask)
+            return ppo_loss(
+                dist.log_prob(tr.action), tr.log_prob, advantages, value, tr.value, targets, dist.entropy(),
+                hp["clip_eps"], hp["vf_coef"], hp["ent_coef"], config.normalize_advantages,
+            )
+
+        def update(params, opt_state, carry0, tr: Transition, advantages, targets, key):
+            lr = hp["lr"] * (frac if config.anneal_lr else 1.0)
+
+            def epoch(state, k):
+                params, opt_state = state
+                perm = jax.random.permutation(k, g.batch)
+                mb = g.batch // config.num_minibatches
+
+                def split(x, axis):  # batch axis -> (minibatches, ..., mb, ...)
+                    x = jnp.take(x, perm, axis=axis)
+                    x = jnp.moveaxis(x, axis, 0).reshape(config.num_minibatches, mb, *x.shape[:axis], *x.shape[axis + 1 :])
+                    return jnp.moveaxis(x, 1, axis + 1)
+
+                batches = (
+                    jax.tree_util.tree_map(lambda x: split(x, 0), carry0),
+                    jax.tree_util.tree_map(lambda x: split(x, 1), tr),
+                    split(advantages, 1),
+                    split(targets, 1),
+                )
+
+                def minibatch(state, batch):
+                    params, opt_state = state
+                    (loss, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, *batch)
+                    updates, opt_state = tx.update(grads, opt_state, params)
+                    params = optax.apply_updates(params, jax.tree_util.tree_map(lambda u: -lr * u, updates))
+                    return (params, opt_state), dict(aux, loss=loss)
+
+                return jax.lax.scan(minibatch, (params, opt_state), batches)
+
+            (params, opt_state), losses = jax.lax.scan(epoch, (params, opt_state), jax.random.split(key, config.update_epochs))
+            return params, opt_state, jax.tree_util.tree_map(jnp.mean, losses)
+
+        return update
+
+    def update_step(p, hp):
+        step_body = env_step(p, hp)
+
+        def body(rs: RunnerState, _):
+            carry0 = rs.carry
+            rs, (traj, stats) = jax.lax.scan(step_body, rs, None, config.num_steps)
+            frac = 1.0 - rs.update.astype(jnp.float32) / config.num_updates
+            rng, *keys = jax.random.split(rs.rng, 1 + len(groups))
+            params, opt_state, metrics = dict(rs.params), dict(rs.opt_state), {}
+            for g, k in zip(groups, keys):
+                tr: Transition = traj[g.name]  # fields (T, L, B, ...)
+                obs = g.observe(rs.obs[g.name])[:, None]
+                resets = g.to_learners(jnp.broadcast_to(rs.done[:, None], (E, g.n)))[:, None]
+                _, _, _, last_value = jax.vmap(g.apply)(rs.params[g.name], rs.carry[g.name], obs, resets)
+                advantages, targets = generalized_advantages(
+                    tr.reward, tr.value, tr.done, last_value[:, 0], hp["gamma"], hp["gae_lambda"]
+                )
+                to_learner_major = lambda x: jnp.swapaxes(x, 0, 1)  # (T, L, ...) -> (L, T, ...)
+                tr_l = jax.tree_util.tree_map(to_learner_major, tr)
+                update = learner_update(g, hp, frac)
+                params[g.name], opt_state[g.name], losses = jax.vmap(update)(
+                    rs.params[g.name], rs.opt_state[g.name], carry0[g.name], tr_l,
+                    to_learner_major(advantages), to_learner_major(targets), jax.random.split(k, g.num_learners),
+                )
+                finished = stats["returned_episode"]  # (T, E)
+                count = jnp.sum(finished)
+                returns = stats["returns"][g.name]  # (T, E, N)
+                mean_return = jnp.sum(returns * finished[..., None], axis=(0, 1)) / jnp.maximum(count, 1)
+                metrics[g.name] = dict(
+                    jax.tree_util.tree_map(jnp.mean, losses), episode_return=mean_return, episodes=count
+                )
+            rs = rs.replace(params=params, opt_state=opt_state, rng=rng, update=rs.update + 1)
+            return rs, metrics
+
+        return body
+
+    def run(rs: RunnerState, num_updates: int, hyperparams: dict | None = None, env_params_: Any = None):
+        """``num_updates`` updates (a ``lax.scan``; ``num_updates`` is static). Metrics have a
+        leading axis of length ``num_updates``."""
+        hp = config.hyperparams() if hyperparams is None else hyperparams
+        p = env_params if env_params_ is None else env_params_
+        return jax.lax.scan(update_step(p, hp), rs, None, num_updates)
+
+    def act(params: dict, obs: dict, carry: dict, done: jax.Array, key: jax.Array, deterministic: bool = True):
+        """Actions of the trained policy for a batch of envs (for evaluation roll-outs)."""
+        rs = RunnerState(params, None, None, obs, done, carry, None, key, jnp.zeros((), jnp.int32))
+        actions, _, carry = policy_step(rs, key, {g.name: None for g in groups}, deterministic)
+        return actions, carry
+
+    return Trainer(init=init, run=run, act=act, config=config)
+
+
+def make_train(env, env_params, config: IPPOConfig, recorder: Any = None) -> Callable[..., dict]:
+    """``train(rng, hyperparams=None, env_params=None) -> {"runner_state", "metrics"}``:
+    the whole run (``config.num_updates`` updates) as one pure function."""
+    trainer = make_trainer(env, env_params, config, recorder)
+
+    def train(rng: jax.Array, hyperparams: dict | None = None, env_params_: Any = None) -> dict:
+        rs = trainer.init(rng, env_params_)
+        rs, metrics = trainer.run(rs, config.num_updates, hyperparams, env_params_)
+        return {"runner_state": rs, "metrics": metrics}
+
+    return train
