@@ -237,7 +237,8 @@ def make_trainer(env, env_params, config: IPPOConfig, recorder: Any = None) -> T
         actions, outs, carry = {}, {}, {}
         for g, k in zip(groups, jax.random.split(key, len(groups))):
             obs = g.observe(rs.obs[g.name])[:, None]  # (L, 1, B, d)
-            resets = jnp.broadcast_to(g.to_learners(jnp.broadcast_to(rs.done[:, None], (E, g.n))), (g.num_learners, g.batch))[:, None]
+            envs = rs.done.shape[0]  # num_envs in training, any batch in ``act``
+            resets = g.to_learners(jnp.broadcast_to(rs.done[:, None], (envs, g.n)))[:, None]
             c, out, log_std, value = jax.vmap(g.apply)(rs.params[g.name], rs.carry[g.name], obs, resets)
             dist = g.head.distribution(out[:, 0], None if log_std is None else log_std[:, None], mask[g.name])
             action = dist.mode() if deterministic else dist.sample(k)
