@@ -32,3 +32,16 @@ def test_bench_ebm_rejects_bad_arguments():
         bench_ebm.parse_args(["--steps", "0"])
     with pytest.raises(SystemExit):
         bench_ebm.parse_args(["--envs", "0"])
+
+
+def test_bench_climate_mitigation_tiny_run(tmp_path):
+    from benchmarks import bench_climate_mitigation
+
+    payload = bench_climate_mitigation.main(["--envs", "1", "2", "--steps", "35", "--repeats", "1", "--no-cicero",
+                                             "--train-steps", "140", "--train-envs", "4", "--out", str(tmp_path)])
+    saved = json.loads(next(tmp_path.glob("bench_climate_mitigation-*.json")).read_text())
+    assert [r["n_envs"] for r in saved["rows"]] == [1, 2]
+    for row in saved["rows"]:
+        assert row["env_steps_per_s"] == pytest.approx(row["n_envs"] * 35 / row["median_s"])
+    assert saved["training"]["env_steps"] == 140
+    assert payload["reference"] is None
