@@ -319,7 +319,6 @@ def _finish(env, env_params, trainer, state, options, run_dir, elapsed, climate_
     from jaxclimate.evaluation.consistency import EpisodeReservoir
 
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
-    config = trainer.config
     summary: dict[str, Any] = {
         "env": env.name, "seeds": options["seeds"], "updates": len(rows), "env_steps_per_seed": rows[-1]["env_steps"],
         "wall_seconds_this_session": elapsed, "device": jax.devices()[0].device_kind,

@@ -247,7 +247,7 @@ def make_trainer(env, env_params, config: IPPOConfig, recorder: Any = None) -> T
             carry[g.name] = c
         return actions, outs, carry
 
-    def env_step(p, hp):
+    def env_step(p):
         def body(rs: RunnerState, _):
             rng, k_act, k_env, k_rec = jax.random.split(rs.rng, 4)
             mask = masks(rs.env_state, p)
@@ -319,7 +319,7 @@ def make_trainer(env, env_params, config: IPPOConfig, recorder: Any = None) -> T
         return update
 
     def update_step(p, hp):
-        step_body = env_step(p, hp)
+        step_body = env_step(p)
 
         def body(rs: RunnerState, _):
             carry0 = rs.carry
