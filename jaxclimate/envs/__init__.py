@@ -14,3 +14,9 @@ from jaxclimate.envs.climate_mitigation import ClimateMitigation  # noqa: E402
 register("climate-mitigation", ClimateMitigation)  # scenario="i" unless scenario= is given
 register("climate-mitigation-i", ClimateMitigation, scenario="i")
 register("climate-mitigation-ii", ClimateMitigation, scenario="ii")
+
+from jaxclimate.envs.rice_n import RiceN  # noqa: E402
+
+register("rice-n", RiceN)  # protocol="none" unless protocol= is given; regions= for a subset
+register("rice-n-bilateral", RiceN, protocol="bilateral")
+register("rice-n-club", RiceN, protocol="club")

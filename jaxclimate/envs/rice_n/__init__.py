@@ -1,0 +1,7 @@
+"""RICE-N: 27-region climate–economy model with trade, tariffs and negotiation (SPEC: rice_n)."""
+
+from jaxclimate.envs.rice_n.dynamics import RiceState
+from jaxclimate.envs.rice_n.env import GROUP, RiceN, replay, state_from_record, state_to_record
+from jaxclimate.envs.rice_n.params import RiceParams, rice_params
+
+__all__ = ["GROUP", "RiceN", "RiceParams", "RiceState", "replay", "rice_params", "state_from_record", "state_to_record"]

@@ -1,0 +1,329 @@
+"""RICE-N dynamics: state and the activity step as small pure functions (SPEC §3, §6).
+
+Every function is vectorised over the region axis (and, for trade, over the importer ×
+exporter matrix ``X[i, j]`` = flow from exporter j to importer i): no Python loop over
+regions or partners. Equations cite the paper (arXiv 2208.07004, Appendix A/B/I) and the SPEC
+section that fixes how the reference code implements them; where the two differ the code is
+followed (SPEC §13).
+
+Time: ``t`` is the 1-based activity-step counter *inside* the step (t = 1 for 2015→2020).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxclimate.core import struct
+from jaxclimate.core.env import EnvState
+from jaxclimate.envs.rice_n.params import NUM_LEVELS, RiceParams
+
+Array = jax.Array
+
+
+@struct.dataclass
+class RiceState(EnvState):
+    """The full RICE-N state (SPEC §3). ``time`` is the env-step counter k; ``activity_step``
+    is t. Per-region arrays are (N,), matrices (N, N) with the acting region on rows.
+
+    Dynamic state: ``temperature`` (T_AT, T_LO), ``carbon_mass`` (M_AT, M_UP, M_LO),
+    ``capital``, ``labor``, ``tfp``, ``intensity``, ``balance`` and ``tariffs`` (τ' chosen
+    at the last activity step; applied at the next). The other fields are the last activity
+    step's outputs, carried for the observation, and the negotiation state.
+    """
+
+    activity_step: Array
+    temperature: Array
+    carbon_mass: Array
+    forcing_exogenous: Array  # F_EX(t), W m⁻² (the reference's "global_exogenous_emissions")
+    land_emissions: Array  # E_L(t) per region, GtCO2/yr
+    capital: Array
+    labor: Array
+    tfp: Array
+    intensity: Array
+    balance: Array
+    tariffs: Array
+    savings: Array
+    mitigation: Array
+    export_limit: Array
+    mitigation_cost: Array
+    damages: Array  # Ω, the retained output fraction (same for every region)
+    abatement_cost: Array
+    production: Array
+    gross_output: Array  # net output Y = Ω(1 − Λ)P (the reference's name)
+    investment: Array
+    consumption: Array
+    utility: Array
+    social_welfare: Array
+    reward: Array
+    capital_depreciation: Array
+    desired_imports: Array
+    scaled_imports: Array
+    tariffed_imports: Array
+    tariff_revenue: Array
+    minimum_mitigation: Array
+    promised: Array
+    requested: Array
+    decisions: Array
+    club_offer: Array  # (N, 2): (μ_min, τ_min) proposed by each region (club protocol)
+    tariff_floor: Array  # (N, N): minimum tariff i must levy on j (club protocol)
+
+
+def initial_state(params: RiceParams, dtype: Any) -> RiceState:
+    """The reset state (SPEC §3): T₀, M₀, K₀, L₀, A₀, σ₀; everything else 0."""
+    n = params.num_regions
+    zeros = jnp.zeros((n,), dtype)
+    square = jnp.zeros((n, n), dtype)
+    return RiceState(
+        time=jnp.zeros((), jnp.int32),
+        activity_step=jnp.zeros((), jnp.int32),
+        temperature=jnp.asarray(params.T_0, dtype),
+        carbon_mass=jnp.asarray(params.M_0, dtype),
+        forcing_exogenous=jnp.zeros((), dtype),
+        land_emissions=jnp.zeros((), dtype),
+        capital=jnp.asarray(params.K_0, dtype),
+        labor=jnp.asarray(params.L_0, dtype),
+        tfp=jnp.asarray(params.A_0, dtype),
+        intensity=jnp.asarray(params.sigma_0, dtype),
+        balance=zeros,
+        tariffs=square,
+        savings=zeros,
+        mitigation=zeros,
+        export_limit=zeros,
+        mitigation_cost=zeros,
+        damages=zeros,
+        abatement_cost=zeros,
+        production=zeros,
+        gross_output=zeros,
+        investment=zeros,
+        consumption=zeros,
+        utility=zeros,
+        social_welfare=zeros,
+        reward=zeros,
+        capital_depreciation=zeros,
+        desired_imports=square,
+        scaled_imports=square,
+        tariffed_imports=square,
+        tariff_revenue=zeros,
+        minimum_mitigation=zeros,
+        promised=square,
+        requested=square,
+        decisions=square,
+        club_offer=jnp.zeros((n, 2), dtype),
+        tariff_floor=square,
+    )
+
+
+# --- exogenous terms (step B) ------------------------------------------------------------------
+
+
+def exogenous_forcing(t: Array, p: RiceParams) -> Array:
+    """F_EX(t) = f0 + min(f1 − f0, (f1 − f0)/t_f·(t − 1))  (Eq. 34's exogenous term; SPEC §6 B)."""
+    return p.f0 + jnp.minimum(p.f1 - p.f0, (p.f1 - p.f0) / p.t_f * (t - 1))
+
+
+def land_emissions(t: Array, p: RiceParams, num_regions: int) -> Array:
+    """E_L(t) = E_L0·(1 − δ_EL)^(t−1) / N per region  (Eq. 20 as coded; SPEC §13 row 8)."""
+    return p.E_L0 * (1.0 - p.delta_EL) ** (t - 1) / num_regions
+
+
+# --- production and output (step C) ------------------------------------------------------------
+
+
+def mitigation_cost(t: Array, intensity: Array, p: RiceParams) -> Array:
+    """θ1 = p_b/(1000·θ2)·(1 − δ_pb)^(t−1)·σ  (Eq. 37)."""
+    return p.p_b / (p.mitigation_cost_scale * p.theta_2) * (1.0 - p.delta_pb) ** (t - 1) * intensity
+
+
+def damage_retention(temperature_at: Array, p: RiceParams) -> Array:
+    """Ω = 1/(1 + a1·T_AT + a2·T_AT^a3) at the previous T_AT (SPEC §13 row 4)."""
+    return 1.0 / (1.0 + p.a1 * temperature_at + p.a2 * jnp.power(temperature_at, p.a3))
+
+
+def production(tfp: Array, capital: Array, labor: Array, p: RiceParams) -> Array:
+    """P = A·K^γ·(L/1000)^(1−γ)  (Eq. 40 with L in billions; SPEC §13 row 2)."""
+    return tfp * jnp.power(capital, p.gamma) * jnp.power(labor / p.labor_scale, 1.0 - p.gamma)
+
+
+# --- trade (steps D–G; Appendix I, Eqs. 52–57) ---------------------------------------------------
+
+
+def _scale_where(condition: Array, x: Array, numerator: Array, denominator: Array) -> Array:
+    """x·numerator/denominator where ``condition``; the denominator is replaced by 1 elsewhere
+    so the branch not taken cannot produce NaN (``where`` evaluates both)."""
+    safe = jnp.where(condition, denominator, 1.0)
+    return jnp.where(condition, x * (numerator / safe), x)
+
+
+def debt_ratio(balance_after_interest: Array, p: RiceParams) -> Array:
+    """d = clip(10·B̃/K₀, −1, 0) (HEAD, Eq. 53) or clip(B̃/10·K₀, −1, 0) (``"2022"``)."""
+    if p.debt_ratio_formula == "2022":
+        ratio = balance_after_interest / p.debt_ratio_multiplier * p.K_0
+    else:
+        ratio = p.debt_ratio_multiplier * balance_after_interest / p.K_0
+    return jnp.clip(ratio, -1.0, 0.0)
+
+
+def trade_flows(bids: Array, output: Array, investment: Array, export_limit: Array,
+                balance_after_interest: Array, p: RiceParams) -> Array:
+    """Realised imports X[i, j] from exporter j to importer i (SPEC §6 D–E, §6.1):
+
+    bids b[i, j]·Y_i (no self-trade), rows scaled to Σ_j X_ij ≤ Y_i (Eq. 52, strict >), rows
+    × (1 + d_i) (Eqs. 53–54), columns scaled to the export cap min(x̄_j·Y_j, Y_j − I_j)
+    (Eqs. 55–56)."""
+    n = output.shape[-1]
+    x = bids * output[:, None] * (1.0 - jnp.eye(n, dtype=bids.dtype))
+    requested = x.sum(axis=1)
+    over = requested > output
+    x = _scale_where(over[:, None], x, output[:, None], requested[:, None])
+    x = x * (1.0 + debt_ratio(balance_after_interest, p))[:, None]
+    cap = jnp.minimum(export_limit * output, output - investment)
+    demand = x.sum(axis=0)
+    over = demand > cap
+    return _scale_where(over[None, :], x, cap[None, :], demand[None, :])
+
+
+def armington_consumption(domestic: Array, tariffed_imports: Array, p: RiceParams) -> Array:
+    """C_i = (ψ_dom·c_i^λ + Σ_j ψ_for·X̂_ij^λ)^(1/λ), ψ_for = 0.5/(N − 1)  (Eqs. 3, 25; SPEC §6 F)."""
+    n = domestic.shape[-1]
+    lam = p.armington_sub_rate
+    foreign = p.armington_for_total / (n - 1) * jnp.power(tariffed_imports, lam).sum(axis=1)
+    return jnp.power(p.armington_dom_pref * jnp.power(domestic, lam) + foreign, 1.0 / lam)
+
+
+def utility(consumption: Array, labor: Array, p: RiceParams) -> Array:
+    """U = ℓ·((C/ℓ + offset)^(1−α) − 1)/(1 − α), ℓ = L/1000  (Eq. 2 as coded; SPEC §13 row 10)."""
+    ell = labor / p.labor_scale
+    return ell * (jnp.power(consumption / ell + p.utility_offset, 1.0 - p.alpha) - 1.0) / (1.0 - p.alpha)
+
+
+# --- climate (steps H–I; Eqs. 5, 10, 34–35) ----------------------------------------------------
+
+
+def temperature_step(temperature: Array, carbon_at: Array, forcing_exogenous: Array, p: RiceParams) -> Array:
+    """T' = Φ_T·T + B_T·(F_2x·log2(M_AT/M_AT,1750) + F_EX) with the previous M_AT (Eq. 34)."""
+    forcing = p.F_2x * jnp.log(carbon_at / p.M_AT_1750) / jnp.log(2.0) + forcing_exogenous
+    return p.Phi_T @ temperature + p.B_T * forcing
+
+
+def industrial_emissions(intensity: Array, mitigation: Array, gross_production: Array) -> Array:
+    """σ·(1 − μ)·P with gross production and the previous σ (Eq. 35 as coded; SPEC §13 row 7)."""
+    return intensity * (1.0 - mitigation) * gross_production
+
+
+def carbon_step(carbon_mass: Array, total_emissions: Array, p: RiceParams) -> Array:
+    """M' = Φ_M·M + B_M·Σ_i E_i  (Eq. 5)."""
+    return p.Phi_M @ carbon_mass + p.B_M * total_emissions
+
+
+# --- slow variables (step J; Eqs. 36, 38, 39, 41) ---------------------------------------------
+
+
+def capital_retention(p: RiceParams) -> Array:
+    """(1 − δ_K)^Δ = 0.59049."""
+    return (1.0 - p.delta_K) ** p.Delta
+
+
+def labor_step(labor: Array, p: RiceParams) -> Array:
+    """L' = L·((1 + L_a)/(1 + L))^l_g  (Eq. 38)."""
+    return labor * jnp.power((1.0 + p.L_a) / (1.0 + labor), p.l_g)
+
+
+def tfp_step(tfp: Array, t: Array, p: RiceParams) -> Array:
+    """A' = A·(e^η + g_A·e^(−δ_A·Δ·(t−1))), η = 0.0033 per step  (Eq. 39)."""
+    return tfp * (jnp.exp(p.tfp_eta) + p.g_A * jnp.exp(-p.delta_A * p.Delta * (t - 1)))
+
+
+def intensity_step(intensity: Array, t: Array, p: RiceParams) -> Array:
+    """σ' = σ·exp(−g_σ·(1 − δ_σ)^(Δ(t−1))·Δ)  (Eqs. 22, 41)."""
+    return intensity * jnp.exp(-p.g_sigma * (1.0 - p.delta_sigma) ** (p.Delta * (t - 1)) * p.Delta)
+
+
+# --- the activity step ----------------------------------------------------------------------------
+
+
+def decode_activity(levels: Array, num_regions: int, dtype: Any) -> dict[str, Array]:
+    """Action levels (N, ≥ 3 + 2N) -> rates = level/10 (SPEC §5.1). Tariffs come first
+    ([3, 3+N)), import bids second ([3+N, 3+2N)); the self-bid is zeroed in the trade block."""
+    n = num_regions
+    rates = levels[:, : 3 + 2 * n].astype(dtype) / NUM_LEVELS
+    return {
+        "savings": rates[:, 0],
+        "mitigation": rates[:, 1],
+        "export_limit": rates[:, 2],
+        "tariffs": rates[:, 3 : 3 + n],
+        "bids": rates[:, 3 + n : 3 + 2 * n],
+    }
+
+
+def activity_step(state: RiceState, rates: dict[str, Array], p: RiceParams) -> RiceState:
+    """One 5-year activity step in the reference's order (SPEC §6 A–K); ``rates`` as from
+    :func:`decode_activity` (after any protocol enforcement). Advances ``activity_step``,
+    not ``time``."""
+    n = state.capital.shape[-1]
+    t = state.activity_step + 1
+    tf = t.astype(state.capital.dtype)
+    s, mu = rates["savings"], rates["mitigation"]
+    mu = jnp.where(p.enforce_minimum_mitigation, jnp.maximum(mu, state.minimum_mitigation), mu)  # SPEC §14.1 #3
+
+    # B: exogenous terms
+    f_ex = exogenous_forcing(tf, p)
+    e_land = land_emissions(tf, p, n)
+    # C: production and output (previous T, K, L, A, σ)
+    theta1 = mitigation_cost(tf, state.intensity, p)
+    omega = damage_retention(state.temperature[0], p)
+    abatement = theta1 * jnp.power(mu, p.theta_2)
+    gross = production(state.tfp, state.capital, state.labor, p)
+    output = omega * (1.0 - abatement) * gross
+    balance = state.balance * (1.0 + p.balance_interest_rate)
+    investment = s * output
+    # D–E: trade
+    x = trade_flows(rates["bids"], output, investment, rates["export_limit"], balance, p)
+    # F: tariffs (the previous step's), consumption, utility
+    x_hat = x * (1.0 - state.tariffs)
+    exports = x.sum(axis=0)
+    imports = x.sum(axis=1)
+    domestic = jnp.maximum(0.0, output - investment - exports)
+    consumption = armington_consumption(domestic, x_hat, p)
+    u = utility(consumption, state.labor, p)
+    # G: trade balance (Eq. 57)
+    balance = balance + p.Delta * (exports - imports)
+    # H–I: climate (previous M_AT and T; this step's emissions act one step later)
+    temperature = temperature_step(state.temperature, state.carbon_mass[0], f_ex, p)
+    emissions = industrial_emissions(state.intensity, mu, gross) + e_land
+    carbon = carbon_step(state.carbon_mass, emissions.sum(), p)
+    # J: slow variables
+    retention = capital_retention(p)
+    return state.replace(
+        activity_step=t,
+        temperature=temperature,
+        carbon_mass=carbon,
+        forcing_exogenous=f_ex,
+        land_emissions=e_land,
+        capital=retention * state.capital + p.Delta * investment,
+        labor=labor_step(state.labor, p),
+        tfp=tfp_step(state.tfp, tf, p),
+        intensity=intensity_step(state.intensity, tf, p),
+        balance=balance,
+        tariffs=rates["tariffs"],  # K: act at the next activity step
+        savings=s,
+        mitigation=mu,
+        export_limit=rates["export_limit"],
+        mitigation_cost=theta1,
+        damages=jnp.broadcast_to(omega, (n,)),
+        abatement_cost=abatement,
+        production=gross,
+        gross_output=output,
+        investment=investment,
+        consumption=consumption,
+        utility=u,
+        social_welfare=u / (1.0 + p.rho) ** (p.Delta * tf),
+        reward=u,
+        capital_depreciation=jnp.broadcast_to(retention, (n,)).astype(state.capital.dtype),
+        desired_imports=rates["bids"],
+        scaled_imports=x,
+        tariffed_imports=x_hat,
+        tariff_revenue=(x * state.tariffs).sum(axis=1),
+    )

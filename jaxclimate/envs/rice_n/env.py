@@ -1,0 +1,353 @@
+"""RICE-N as a jaxclimate environment (SPEC §1–§10).
+
+N regions (group ``"regions"``, 27 by default or any subset) choose savings, mitigation,
+export limit, tariffs and import bids as a ``MultiDiscrete`` vector of 10-level entries
+(value = level/10), plus the negotiation protocol's entries. An episode is 20 activity steps
+of 5 years (2015 → 2115); with negotiation each activity step is preceded by a proposal and
+an evaluation step (60 env steps). The reward is the region's utility at activity steps and
+0 at negotiation steps (undiscounted; SPEC §10).
+
+Observations are the reference's flat feature vectors (SPEC §9): 1043 features for 27
+regions without negotiation, 1207 with the bilateral protocol (1180 with clubs), each state
+value divided by a fixed normaliser in float32 exactly as the reference does, so an
+observation rebuilt from a recorded state equals the recorded one bit for bit.
+``action_mask(group, state, params)`` gives the negotiation masks in the padded-logits layout
+IPPO uses; ``flat_action_mask`` the reference's flat 570/1164-entry layout.
+
+Stepping a level outside the action space is not checked inside the jitted step (the
+reference's evaluation needs level 10 = rate 1.0); ``action_space(...).contains`` rejects it.
+:func:`replay` plays a recorded action sequence and returns the state history keyed as the
+reference's recorded episodes; :func:`state_from_record` builds a state from such a record.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxclimate.core.env import Environment
+from jaxclimate.core.spaces import Box, MultiDiscrete
+from jaxclimate.envs.rice_n import negotiation
+from jaxclimate.envs.rice_n.dynamics import RiceState, activity_step, decode_activity, initial_state
+from jaxclimate.envs.rice_n.params import NUM_REGIONS, RiceParams, check_regions, load_data, rice_params
+
+GROUP = "regions"
+START_YEAR = 2015
+YEARS_PER_STEP = 5
+
+#: Observation normalisers (SPEC §9.1), one per state field.
+NORMS = {key: float(v) for key, v in load_data()["observation_norms"].items()}
+#: The reference's state keys (recorded episodes) -> RiceState fields.
+RECORD_KEYS = {
+    "global_temperature": "temperature",
+    "global_carbon_mass": "carbon_mass",
+    "global_exogenous_emissions": "forcing_exogenous",
+    "global_land_emissions": "land_emissions",
+    "capital_all_regions": "capital",
+    "labor_all_regions": "labor",
+    "production_factor_all_regions": "tfp",
+    "intensity_all_regions": "intensity",
+    "current_balance_all_regions": "balance",
+    "capital_depreciation_all_regions": "capital_depreciation",
+    "savings_all_regions": "savings",
+    "mitigation_rate_all_regions": "mitigation",
+    "max_export_limit_all_regions": "export_limit",
+    "mitigation_cost_all_regions": "mitigation_cost",
+    "damages_all_regions": "damages",
+    "abatement_cost_all_regions": "abatement_cost",
+    "production_all_regions": "production",
+    "gross_output_all_regions": "gross_output",
+    "investment_all_regions": "investment",
+    "consumption_all_regions": "consumption",
+    "utility_all_regions": "utility",
+    "social_welfare_all_regions": "social_welfare",
+    "reward_all_regions": "reward",
+    "desired_imports": "desired_imports",
+    "scaled_imports": "scaled_imports",
+    "tariffed_imports": "tariffed_imports",
+    "future_tariffs": "tariffs",
+    "tariffs": "tariffs",
+    "tariff_revenue": "tariff_revenue",
+    "minimum_mitigation_rate_all_regions": "minimum_mitigation",
+    "promised_mitigation_rate": "promised",
+    "requested_mitigation_rate": "requested",
+    "proposal_decisions": "decisions",
+}
+# Public per-region features in observation order (SPEC §9.1), with their normaliser keys.
+_PUBLIC = (
+    ("capital", "capital_all_regions"),
+    ("capital_depreciation", "capital_depreciation_all_regions"),
+    ("labor", "labor_all_regions"),
+    ("gross_output", "gross_output_all_regions"),
+    ("investment", "investment_all_regions"),
+    ("consumption", "consumption_all_regions"),
+    ("savings", "savings_all_regions"),
+    ("mitigation", "mitigation_rate_all_regions"),
+    ("export_limit", "max_export_limit_all_regions"),
+    ("balance", "current_balance_all_regions"),
+)
+_PRIVATE = (
+    ("tfp", "production_factor_all_regions"),
+    ("intensity", "intensity_all_regions"),
+    ("mitigation_cost", "mitigation_cost_all_regions"),
+    ("damages", "damages_all_regions"),
+    ("abatement_cost", "abatement_cost_all_regions"),
+    ("production", "production_all_regions"),
+    ("utility", "utility_all_regions"),
+    ("social_welfare", "social_welfare_all_regions"),
+    ("reward", "reward_all_regions"),
+)
+
+
+def _scaled(x: jax.Array, norm_key: str, dtype: Any = jnp.float32) -> jax.Array:
+    """float32(x) / normaliser, a correctly rounded float32 division as the reference does.
+
+    XLA rewrites a division by a constant or a broadcast scalar into a multiplication by its
+    reciprocal, which is 1 ulp off for about a third of the values; dividing by a full array
+    behind an optimisation barrier keeps the true division (observations then equal the
+    recorded ones bit for bit)."""
+    x = jnp.asarray(x).astype(jnp.float32).astype(dtype)
+    return x / jax.lax.optimization_barrier(jnp.full(x.shape, NORMS[norm_key], dtype))
+
+
+class RiceN(Environment[RiceState, RiceParams]):
+    """RICE-N (see module docstring).
+
+    Args:
+        protocol: ``"none"`` (default), ``"bilateral"`` (the reference) or ``"club"``
+            (see :mod:`jaxclimate.envs.rice_n.negotiation`).
+        regions: region indices 0..26 (paper Table 1 ID − 1) for a subset; default all 27.
+        dtype: ``"float32"`` (training) or ``"float64"`` (parity; needs ``jax_enable_x64``).
+        num_activity_steps: activity steps per episode (20 in the reference: 2015 → 2115);
+            fewer make quick experiments.
+    """
+
+    def __init__(self, protocol: str = "none", regions: Sequence[int] | None = None, dtype: Any = "float32",
+                 num_activity_steps: int = 20):
+        self.protocol = negotiation.check_protocol(protocol)
+        self.regions = check_regions(regions)
+        self.num_regions = n = int(self.regions.size)
+        dtype = jnp.dtype(dtype)
+        if dtype not in (jnp.dtype("float32"), jnp.dtype("float64")):
+            raise ValueError(f"RiceN.dtype must be float32 or float64, got {dtype}")
+        if dtype == jnp.float64 and not jax.config.jax_enable_x64:
+            raise ValueError("RiceN.dtype float64 needs 64-bit JAX: jax.config.update('jax_enable_x64', True)")
+        if not isinstance(num_activity_steps, (int, np.integer)) or not 1 <= num_activity_steps <= 20:
+            raise ValueError(f"RiceN.num_activity_steps must be an integer in 1..20, got {num_activity_steps!r}")
+        self.dtype = dtype
+        self.num_activity_steps = int(num_activity_steps)
+        self.negotiation_on = self.protocol != "none"
+        self.steps_per_activity = 3 if self.negotiation_on else 1
+        self.episode_length = self.num_activity_steps * self.steps_per_activity
+        self.agents = {GROUP: n}
+        self.nvec = negotiation.action_nvec(self.protocol, n)
+        self.stage_slices = negotiation.stage_slices(self.protocol, n)
+        self._action_space = MultiDiscrete(self.nvec)
+        self.obs_dim = int(self._observe(initial_state(self._params(), dtype)).shape[-1])
+        self._observation_space = Box(-np.inf, np.inf, (self.obs_dim,), dtype=dtype)
+
+    def _params(self) -> RiceParams:
+        return rice_params(self.regions)
+
+    @property
+    def name(self) -> str:
+        suffix = "" if self.protocol == "none" else f"-{self.protocol}"
+        return f"rice-n{suffix}" + ("" if self.num_regions == NUM_REGIONS else f"[{self.num_regions} regions]")
+
+    @property
+    def default_params(self) -> RiceParams:
+        return self._params()
+
+    def observation_space(self, group: str = GROUP) -> Box:
+        self._check_group(group)
+        return self._observation_space
+
+    def action_space(self, group: str = GROUP) -> MultiDiscrete:
+        self._check_group(group)
+        return self._action_space
+
+    # --- dynamics ---------------------------------------------------------------------------
+    def reset_env(self, key: jax.Array, params: RiceParams) -> tuple[dict, RiceState]:
+        state = initial_state(params, self.dtype)
+        return {GROUP: self._observe(state)}, state
+
+    def step_env(self, key: jax.Array, state: RiceState, actions: dict, params: RiceParams):
+        state, info = self.transition(state, actions[GROUP], params)
+        return {GROUP: self._observe(state)}, state, {GROUP: state.reward}, info["done"], info
+
+    def transition(self, state: RiceState, levels: jax.Array, params: RiceParams) -> tuple[RiceState, dict]:
+        """One env step without observation or reset: (state, info). ``levels`` (N, A) ints."""
+        params = self._cast(params)
+        levels = jnp.asarray(levels, jnp.int32)
+        k = state.time + 1
+        stage = k % 3 if self.negotiation_on else jnp.zeros((), jnp.int32)
+        state = state.replace(time=k)
+
+        def activity(s: RiceState, lv: jax.Array) -> RiceState:
+            rates = decode_activity(lv, self.num_regions, self.dtype)
+            if self.protocol == "club":
+                rates = negotiation.club_enforce(rates, s)
+            return activity_step(s, rates, params)
+
+        state = negotiation.stage_step(self.protocol, stage, state, levels, activity)
+        is_activity = stage == 0
+        state = state.replace(reward=jnp.where(is_activity, state.reward, 0.0))  # SPEC §2.1: not carried
+        done = jnp.logical_and(is_activity, state.activity_step >= self.num_activity_steps)
+        info = {
+            "done": done,
+            "stage": stage,
+            "activity": is_activity,
+            "temperature": state.temperature[0],
+            "gross_output": state.gross_output,
+        }
+        return state, info
+
+    # --- observation and masks -------------------------------------------------------------
+    def _observe(self, state: RiceState) -> jax.Array:
+        """(N, F) features (SPEC §9.1) with the reference's arithmetic: the global and public
+        features as float32 divisions, the private ones in the env dtype, of the state
+        rounded to float32."""
+        n = self.num_regions
+        k = state.time
+        glob = [
+            _scaled(state.temperature, "global_temperature"),
+            _scaled(state.carbon_mass, "global_carbon_mass"),
+            _scaled(state.forcing_exogenous, "global_exogenous_emissions")[None],
+            _scaled(state.land_emissions, "global_land_emissions")[None],
+        ]
+        counters = [(k / NORMS["timestep"]).astype(self.dtype)[None]]  # from the integer, in the env dtype
+        if self.negotiation_on:
+            counters.append((k % 3).astype(self.dtype)[None])
+        public = [_scaled(getattr(state, f), key) for f, key in _PUBLIC]
+        public.append(_scaled(state.tariffs, "tariffs").reshape(-1))
+        shared = jnp.concatenate([x.astype(self.dtype) for x in glob] + counters + [x.astype(self.dtype) for x in public])
+        # The reference divides its private (scalar) features in float64 (NumPy-1 scalar promotion).
+        private = jnp.stack([_scaled(getattr(state, f), key, self.dtype) for f, key in _PRIVATE], axis=1)
+        parts = [jnp.eye(n, dtype=self.dtype), jnp.broadcast_to(shared, (n, shared.size)), private]
+        if self.protocol == "bilateral":
+            parts.append(jnp.concatenate([
+                state.minimum_mitigation[:, None], state.promised, state.promised.T, state.requested,
+                state.requested.T, state.decisions, state.decisions.T,
+            ], axis=1).astype(jnp.float32).astype(self.dtype))
+        elif self.protocol == "club":
+            offer = jnp.broadcast_to(state.club_offer.T.reshape(-1), (n, 2 * n))
+            parts.append(jnp.concatenate([
+                state.minimum_mitigation[:, None], offer, state.decisions, state.decisions.T, state.tariff_floor,
+            ], axis=1).astype(jnp.float32).astype(self.dtype))
+        return jnp.concatenate(parts, axis=1)
+
+    def observe(self, state: RiceState) -> jax.Array:
+        """The (N, F) observation of ``state`` (public for parity tests and analysis)."""
+        return self._observe(state)
+
+    def action_mask(self, group: str, state: RiceState, params: RiceParams | None = None) -> jax.Array:
+        """Allowed levels (N, A, 10), True = allowed; 2-level heads use columns 0–1 (SPEC §8, §18)."""
+        self._check_group(group)
+        return negotiation.action_mask(self.protocol, state)
+
+    def flat_action_mask(self, state: RiceState) -> jax.Array:
+        """The reference's flat int32 mask (N, Σnvec): 570 / 1164 entries for 27 regions."""
+        return negotiation.flat_action_mask(self.protocol, negotiation.action_mask(self.protocol, state))
+
+    # --- helpers ---------------------------------------------------------------------------
+    def _cast(self, params: RiceParams) -> RiceParams:
+        def cast(x):
+            x = jnp.asarray(x)
+            return x.astype(self.dtype) if jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(x.dtype, jnp.integer) else x
+
+        return jax.tree_util.tree_map(cast, params)
+
+    def _check_group(self, group: str) -> None:
+        if group != GROUP:
+            raise ValueError(f"{self.name} has one agent group, {GROUP!r}; got {group!r}")
+
+    def constant_actions(self, **levels: int) -> jax.Array:
+        """The same level vector for every region: ``savings``, ``mitigation``, ``export_limit``
+        levels (ints, 10 = rate 1.0 as the reference's extremal policies), everything else 0."""
+        index = {"savings": 0, "mitigation": 1, "export_limit": 2}
+        unknown = set(levels) - set(index)
+        if unknown:
+            raise ValueError(f"constant_actions: unknown entries {sorted(unknown)}; use savings, mitigation, export_limit")
+        row = np.zeros(self.nvec.size, np.int32)
+        for name, level in levels.items():
+            if not 0 <= int(level) <= 10:
+                raise ValueError(f"constant_actions: {name} level must be in 0..10 (10 = rate 1.0), got {level}")
+            row[index[name]] = int(level)
+        return jnp.broadcast_to(jnp.asarray(row), (self.num_regions, row.size))
+
+
+# --- recorded episodes: state injection and replay -------------------------------------------------
+
+
+def state_to_record(state: RiceState) -> dict[str, jax.Array]:
+    """The state keyed as the reference's recorded episodes (FORMAT.md §2.1); works on a
+    history with leading axes."""
+    record = {key: getattr(state, field) for key, field in RECORD_KEYS.items()}
+    for key in ("global_exogenous_emissions", "global_land_emissions", "tariff_revenue"):
+        record[key] = record[key][..., None]
+    record["timestep"] = state.time[..., None]
+    record["activity_timestep"] = state.activity_step[..., None]
+    return record
+
+
+def state_from_record(record: Mapping[str, Any], row: int, dtype: Any = "float64", negotiation_on: bool | None = None) -> RiceState:
+    """Build a :class:`RiceState` from row ``row`` of a recorded episode (``state__*`` arrays of
+    a golden file, with or without the prefix). Needed for one-step (teacher-forced) checks."""
+    def get(key: str) -> np.ndarray:
+        for name in (f"state__{key}", key):
+            if name in record:
+                return np.asarray(record[name])[row]
+        raise KeyError(f"state_from_record: record has no {key!r}")
+
+    values = {field: jnp.asarray(get(key), dtype) for key, field in RECORD_KEYS.items()}
+    for field in ("forcing_exogenous", "land_emissions", "tariff_revenue"):
+        values[field] = values[field][..., 0] if values[field].ndim and values[field].shape[-1] == 1 else values[field]
+    values["forcing_exogenous"] = values["forcing_exogenous"].reshape(())
+    values["land_emissions"] = values["land_emissions"].reshape(())
+    n = values["capital"].shape[0]
+    return RiceState(
+        time=jnp.asarray(get("timestep").reshape(()), jnp.int32),
+        activity_step=jnp.asarray(get("activity_timestep").reshape(()), jnp.int32),
+        club_offer=jnp.zeros((n, 2), dtype),
+        tariff_floor=jnp.zeros((n, n), dtype),
+        **values,
+    )
+
+
+def replay(env: RiceN, actions: Any, params: RiceParams | None = None, state: RiceState | None = None) -> dict[str, np.ndarray]:
+    """Play ``actions`` (E, N, A) integer levels through ``env`` from ``state`` (default: the
+    reset state) without auto-reset. Returns numpy arrays keyed like the reference's recorded
+    episodes: ``state__<key>`` with E + 1 rows (row 0 = the start), ``obs`` (E+1, N, F),
+    ``action_mask`` (E+1, N, Σnvec), ``rewards`` (E, N), ``done`` (E,), ``stage`` (E,)."""
+    params = env.default_params if params is None else params
+    actions = jnp.asarray(actions, jnp.int32)
+    if actions.ndim != 3 or actions.shape[1:] != (env.num_regions, env.nvec.size):
+        raise ValueError(f"replay: actions must have shape (steps, {env.num_regions}, {env.nvec.size}), got {actions.shape}")
+    if state is None:
+        state = initial_state(params, env.dtype)
+    history = _replay_jit(env, actions, params, state)
+    return jax.tree_util.tree_map(np.asarray, history)
+
+
+def _replay(env: RiceN, actions: jax.Array, params: RiceParams, state: RiceState) -> dict:
+    def body(s, levels):
+        s, info = env.transition(s, levels, params)
+        return s, (s, s.reward, info["done"], info["stage"])
+
+    _, (states, rewards, done, stage) = jax.lax.scan(body, state, actions)
+    states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), state, states)
+    out = {f"state__{key}": value for key, value in state_to_record(states).items()}
+    stage_rows = states.time % 3 if env.negotiation_on else jnp.zeros_like(states.time)
+    out["state__stage"] = stage_rows[:, None]
+    out["stage"] = stage
+    out["rewards"] = rewards
+    out["done"] = done
+    out["obs"] = jax.vmap(env.observe)(states)
+    out["action_mask"] = jax.vmap(env.flat_action_mask)(states)
+    return out
+
+
+_replay_jit = jax.jit(_replay, static_argnums=0)

@@ -1,0 +1,178 @@
+"""RICE-N parameters: the 27 regions' data and every constant as a pytree leaf (SPEC §4).
+
+The values ship in ``data/ricen_params.json`` (generated from the reference's region YAML
+files, which ship beside it; see ``data/PROVENANCE.md``). :func:`rice_params` builds a
+:class:`RiceParams` for all 27 regions or any subset; every number is a leaf, so a sweep over,
+e.g., the damage coefficient ``a2`` or the ``utility_offset`` is one ``vmap`` and one compile.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxclimate.core import struct
+from jaxclimate.core.env import EnvParams
+
+NUM_REGIONS = 27
+NUM_LEVELS = 10  # action value = level / 10 (SPEC §5)
+#: Per-region inputs that differ between regions (SPEC §4.4).
+REGIONAL_KEYS = ("A_0", "K_0", "L_0", "L_a", "l_g", "g_A", "delta_A", "sigma_0")
+DEBT_RATIO_FORMULAS = ("head", "2022")
+
+
+@functools.lru_cache(maxsize=1)
+def load_data() -> dict:
+    """The parsed ``ricen_params.json`` (see ``data/PROVENANCE.md``)."""
+    text = resources.files("jaxclimate.envs.rice_n").joinpath("data/ricen_params.json").read_text()
+    return json.loads(text)
+
+
+@functools.lru_cache(maxsize=1)
+def index_constants() -> dict[str, float]:
+    """The evaluation's normalisation constants ``min_ci, max_ci, min_ei, max_ei`` (SPEC §11.2),
+    read from the reference's own file."""
+    text = resources.files("jaxclimate.envs.rice_n").joinpath("data/climate_economic_min_max_indices.txt").read_text()
+    return {k: float(v) for k, v in json.loads(text).items()}
+
+
+def region_names() -> list[str]:
+    """Region file names in index order (``"11"``, ``"12"``, …, ``"9"``); index + 1 is the
+    paper's Table 1 region ID."""
+    return [name.removesuffix(".yml") for name in load_data()["region_order"]["index_to_yaml"]]
+
+
+def check_regions(regions: Sequence[int] | None) -> np.ndarray:
+    """Validate a region subset (indices 0..26, distinct, at least 2) -> int array."""
+    if regions is None:
+        return np.arange(NUM_REGIONS)
+    try:
+        ids = np.asarray(list(regions))
+    except TypeError:
+        raise ValueError(f"rice-n regions must be a sequence of region indices 0..{NUM_REGIONS - 1}, got {regions!r}") from None
+    if ids.ndim != 1 or ids.size < 2 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"rice-n regions must be at least 2 integer region indices in 0..{NUM_REGIONS - 1}, got {regions!r}")
+    unknown = [int(i) for i in ids if not 0 <= i < NUM_REGIONS]
+    if unknown:
+        raise ValueError(f"rice-n regions: unknown region ids {unknown}; valid ids are 0..{NUM_REGIONS - 1} (paper Table 1 ID − 1)")
+    if len(set(ids.tolist())) != ids.size:
+        raise ValueError(f"rice-n regions must be distinct, got {ids.tolist()}")
+    return ids.astype(np.int64)
+
+
+@struct.dataclass
+class RiceParams(EnvParams):
+    """Every RICE-N number (SPEC §4). Per-region arrays (N,) follow the region subset's order.
+
+    Flags for the reference's defects (SPEC §14.1), all defaulting to the reference:
+
+    * ``debt_ratio_formula`` (static): ``"head"`` d = clip(10·B̃/K₀, −1, 0) (paper Eq. 53) or
+      ``"2022"`` d = clip(B̃/10·K₀, −1, 0) (competition-era code);
+    * ``utility_offset``: the "+1" inside the utility (1.0 in the reference);
+    * ``enforce_minimum_mitigation``: ``False`` — the negotiated minimum mitigation is only an
+      action mask, as in the reference; ``True`` clamps μ ← max(μ, m) in the activity step.
+    """
+
+    # per region (SPEC §4.4)
+    A_0: Any = None
+    K_0: Any = None
+    L_0: Any = None
+    L_a: Any = None
+    l_g: Any = None
+    g_A: Any = None
+    delta_A: Any = None
+    sigma_0: Any = None
+    # economy (SPEC §4.2)
+    gamma: Any = 0.3
+    theta_2: Any = 2.6
+    a1: Any = 0.0
+    a2: Any = 0.00236
+    a3: Any = 2.0
+    delta_K: Any = 0.1
+    alpha: Any = 1.45
+    rho: Any = 0.015
+    g_sigma: Any = 0.0025
+    delta_sigma: Any = 0.1
+    p_b: Any = 550.0
+    delta_pb: Any = 0.001
+    # climate (SPEC §4.1)
+    Delta: Any = 5.0
+    Phi_T: Any = struct.field(default_factory=lambda: np.array([[0.8718, 0.0088], [0.025, 0.975]]))
+    B_T: Any = struct.field(default_factory=lambda: np.array([0.1005, 0.0]))
+    Phi_M: Any = struct.field(default_factory=lambda: np.array([[0.88, 0.196, 0.0], [0.12, 0.797, 0.001465], [0.0, 0.007, 0.99853488]]))
+    B_M: Any = struct.field(default_factory=lambda: np.array([1.36388, 0.0, 0.0]))
+    M_AT_1750: Any = 588.0
+    f0: Any = 0.5
+    f1: Any = 1.0
+    t_f: Any = 20.0
+    E_L0: Any = 2.6
+    delta_EL: Any = 0.001
+    F_2x: Any = 3.6813
+    T_0: Any = struct.field(default_factory=lambda: np.array([0.85, 0.0068]))
+    M_0: Any = struct.field(default_factory=lambda: np.array([851.0, 460.0, 1740.0]))
+    # constants hard-coded in the reference's Python (SPEC §4.3)
+    balance_interest_rate: Any = 0.1
+    debt_ratio_multiplier: Any = 10.0
+    armington_sub_rate: Any = 0.5  # λ
+    armington_dom_pref: Any = 0.5  # ψ_dom
+    armington_for_total: Any = 0.5  # ψ_for = armington_for_total / (N − 1) per foreign region
+    utility_offset: Any = 1.0
+    tfp_eta: Any = 0.0033
+    labor_scale: Any = 1000.0
+    mitigation_cost_scale: Any = 1000.0
+    enforce_minimum_mitigation: Any = False
+    debt_ratio_formula: str = struct.field(static=True, default="head")
+    max_steps: int = 1000  # no truncation: episodes terminate in 2115
+
+    def validate(self) -> None:
+        super().validate()
+        name = type(self).__name__
+        check = functools.partial(struct.check_range, name)
+        if self.debt_ratio_formula not in DEBT_RATIO_FORMULAS:
+            raise ValueError(f"{name}.debt_ratio_formula must be one of {DEBT_RATIO_FORMULAS}, got {self.debt_ratio_formula!r}")
+        k0 = struct.concrete_value(self.K_0)
+        if k0 is None:
+            return
+        n = np.shape(k0)[-1]
+        for key in REGIONAL_KEYS:
+            if struct.concrete_value(getattr(self, key)) is None:
+                raise ValueError(f"{name}.{key} is missing: build parameters with rice_params(regions)")
+            check(key, getattr(self, key), shape=(n,))
+        for key in ("A_0", "K_0", "L_0", "L_a", "sigma_0"):
+            check(key, getattr(self, key), low=0.0, low_inclusive=False)
+        check("gamma", self.gamma, low=0.0, high=1.0, shape=())
+        check("theta_2", self.theta_2, low=0.0, low_inclusive=False, shape=())
+        check("a2", self.a2, low=0.0, shape=())
+        check("alpha", self.alpha, low=0.0, low_inclusive=False, shape=())
+        check("delta_K", self.delta_K, low=0.0, high=1.0, shape=())
+        check("Delta", self.Delta, low=0.0, low_inclusive=False, shape=())
+        check("Phi_T", self.Phi_T, shape=(2, 2))
+        check("B_T", self.B_T, shape=(2,))
+        check("Phi_M", self.Phi_M, shape=(3, 3))
+        check("B_M", self.B_M, shape=(3,))
+        check("T_0", self.T_0, shape=(2,))
+        check("M_0", self.M_0, low=0.0, low_inclusive=False, shape=(3,))
+        check("M_AT_1750", self.M_AT_1750, low=0.0, low_inclusive=False, shape=())
+        check("armington_sub_rate", self.armington_sub_rate, low=0.0, high=1.0, low_inclusive=False, shape=())
+        check("armington_dom_pref", self.armington_dom_pref, low=0.0, shape=())
+        check("armington_for_total", self.armington_for_total, low=0.0, shape=())
+        check("utility_offset", self.utility_offset, low=0.0, low_inclusive=False, shape=())
+        check("balance_interest_rate", self.balance_interest_rate, low=-1.0, shape=())
+
+    @property
+    def num_regions(self) -> int:
+        return int(np.shape(self.K_0)[-1])
+
+
+def rice_params(regions: Sequence[int] | None = None, **overrides: Any) -> RiceParams:
+    """Reference parameters for all 27 regions (``regions=None``) or a subset of region
+    indices, with optional field overrides (validated)."""
+    ids = check_regions(regions)
+    regional = load_data()["regional"]
+    values = {key: np.asarray(regional[key]["values"], np.float64)[ids] for key in REGIONAL_KEYS}
+    values.update(overrides)
+    return RiceParams(**values)
