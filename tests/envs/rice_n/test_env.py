@@ -1,0 +1,153 @@
+"""RICE-N environment API: conformance, spaces, masks, flags, bad input."""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxclimate import make
+from jaxclimate.envs.rice_n import RiceN, replay, rice_params
+from jaxclimate.envs.rice_n.dynamics import debt_ratio, trade_flows
+from jaxclimate.testing import check_env
+
+SMALL = [0, 5, 12, 20]
+
+
+@pytest.mark.parametrize("protocol", ["none", "bilateral", "club"])
+def test_check_env(protocol, x64):
+    # float64: domestic consumption of an export-saturated region is a cancellation residue
+    # (SPEC §15), so in float32 a batched reduction that sums in another order moves that
+    # region's utility by up to ~1e-3 relative; in float64 the same reordering is invisible.
+    env = RiceN(protocol=protocol, regions=SMALL, num_activity_steps=3, dtype="float64")
+    params = env.default_params
+    variants = [params, params.replace(a2=0.01, utility_offset=0.5)]
+    check_env(env, params.replace(max_steps=5), params_variants=variants, num_steps=4)
+
+
+def test_make_and_dimensions():
+    env, params = make("rice-n")
+    assert (env.num_regions, env.obs_dim, env.nvec.size, int(env.nvec.sum())) == (27, 1043, 57, 570)
+    env, _ = make("rice-n-bilateral")
+    assert (env.obs_dim, env.nvec.size, int(env.nvec.sum())) == (1207, 138, 1164)
+    env, _ = make("rice-n-club")
+    assert (env.obs_dim, env.nvec.size) == (1043 + 2 + 5 * 27, 59 + 27)
+    env, _ = make("rice-n", regions=SMALL, protocol="bilateral")
+    n = len(SMALL)
+    assert env.obs_dim == n + 9 + 10 * n + n * n + 10 + 6 * n and env.nvec.size == 3 + 5 * n
+
+
+def test_bad_input_errors():
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        RiceN(protocol="multilateral")
+    with pytest.raises(ValueError, match="unknown region ids"):
+        RiceN(regions=[0, 99])
+    with pytest.raises(ValueError, match="num_activity_steps"):
+        RiceN(num_activity_steps=0)
+    env = RiceN(regions=SMALL)
+    _, state = env.reset(jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match=r"actions\['regions'\] must have shape"):
+        env.step(jax.random.PRNGKey(0), state, {"regions": jnp.zeros((4, 10), jnp.int32)})
+    with pytest.raises(ValueError, match="replay: actions must have shape"):
+        replay(env, np.zeros((3, 4, 5)))
+    with pytest.raises(ValueError, match="level must be in 0..10"):
+        env.constant_actions(savings=11)
+
+
+def test_contains_rejects_out_of_space_levels_but_step_applies_level_10():
+    env = RiceN(regions=SMALL, num_activity_steps=2)
+    space = env.action_space("regions")
+    ok = np.zeros(env.nvec.size, np.int32)
+    assert bool(space.contains(ok)) and not bool(space.contains(ok + 10)) and not bool(space.contains(ok - 1))
+    out = replay(env, np.stack([env.constant_actions(mitigation=10)] * 2))
+    assert np.allclose(out["state__mitigation_rate_all_regions"][1:], 1.0)  # the evaluation's extremal policy
+    bilateral = RiceN(protocol="bilateral", regions=SMALL)
+    decision = np.zeros(bilateral.nvec.size, np.int32)
+    decision[-1] = 2
+    assert not bool(bilateral.action_space("regions").contains(decision))
+
+
+def test_episode_length_done_and_auto_reset():
+    for protocol, length in (("none", 20), ("bilateral", 60)):
+        env = RiceN(protocol=protocol, regions=SMALL)
+        key = jax.random.PRNGKey(1)
+        obs, state = env.reset(key)
+        step = jax.jit(env.step)
+        dones = []
+        for i in range(length):
+            obs, state, rewards, terminated, truncated, info = step(jax.random.fold_in(key, i), state, env.sample_actions(jax.random.fold_in(key, 100 + i)))
+            dones.append(bool(terminated))
+            assert not bool(truncated)
+            if protocol == "bilateral" and i % 3 != 2:
+                assert np.all(np.asarray(rewards["regions"]) == 0.0)
+        assert dones == [False] * (length - 1) + [True]
+        assert int(state.time) == 0 and int(state.activity_step) == 0  # auto-reset
+        assert float(info["final_obs"]["regions"][0, env.num_regions + 7]) == pytest.approx(length / 100)  # k/100
+
+
+def test_step_compiles_once_and_vmaps_over_params():
+    env = RiceN(regions=SMALL, num_activity_steps=4)
+    params = env.default_params
+    actions = {"regions": jnp.ones((4, env.nvec.size), jnp.int32)}
+
+    def rollout(p):
+        _, s = env.reset(jax.random.PRNGKey(0), p)
+        for _ in range(3):  # the 4th step would end the episode and auto-reset
+            _, s, r, *_ = env.step(jax.random.PRNGKey(0), s, actions, p)
+        return s.carbon_mass[0]
+
+    run = jax.jit(chex.assert_max_traces(rollout, n=1))
+    a2 = jnp.array([0.0, 0.00236, 0.01])
+    looped = [run(params.replace(a2=v)) for v in a2]  # three values, one trace
+    swept = jax.jit(jax.vmap(lambda v: rollout(params.replace(a2=v))))(a2)
+    chex.clear_trace_counter()
+    np.testing.assert_allclose(swept, looped, rtol=1e-6)
+    assert swept[0] > swept[1] > swept[2]  # damages cut output, hence emissions
+
+
+def test_float32_tracks_float64(x64):
+    env64 = RiceN(dtype="float64")
+    env32 = RiceN(dtype="float32")
+    actions = np.random.default_rng(0).integers(0, 10, size=(20, 27, 57))
+    a, b = replay(env64, actions), replay(env32, actions)
+    for key in ("state__global_temperature", "state__capital_all_regions", "state__gross_output_all_regions"):
+        np.testing.assert_allclose(b[key], a[key], rtol=2e-5)
+
+
+def test_debt_ratio_flag():
+    p = rice_params([0, 1])
+    balance = jnp.array([-0.05, 0.3])
+    np.testing.assert_allclose(debt_ratio(balance, p), np.clip(10 * np.array([-0.05, 0.3]) / p.K_0, -1, 0))
+    p22 = p.replace(debt_ratio_formula="2022")
+    np.testing.assert_allclose(debt_ratio(balance, p22), np.clip(np.array([-0.05, 0.3]) / 10 * p.K_0, -1, 0))
+
+
+def test_trade_flows_hand_computed():
+    """Three regions, bids over the import budget, one export cap binding."""
+    p = rice_params([0, 1, 2])
+    bids = jnp.array([[0.9, 0.6, 0.6], [0.1, 0.0, 0.1], [0.2, 0.0, 0.0]])
+    y = jnp.array([1.0, 2.0, 4.0])
+    inv = jnp.array([0.5, 0.5, 1.0])
+    xbar = jnp.array([0.9, 0.9, 0.1])
+    x = np.asarray(trade_flows(bids, y, inv, xbar, jnp.zeros(3), p))
+    # importer 0 asks 0.6 + 0.6 = 1.2 > Y=1 -> 0.5 each; importer 1: 0.2, 0.2; importer 2: 0.8, 0
+    # exporter 0's cap min(0.9·1, 1 − 0.5) = 0.5 < demand 0.2 + 0.8 -> scale 0.5;
+    # exporter 2's cap min(0.1·4, 4 − 1) = 0.4 < demand 0.5 + 0.2 -> scale 0.4/0.7
+    expected = np.array([[0, 0.5, 0.5 * 0.4 / 0.7], [0.1, 0, 0.2 * 0.4 / 0.7], [0.4, 0, 0]])
+    np.testing.assert_allclose(x, expected, rtol=1e-6)
+
+
+def test_enforce_minimum_mitigation_flag(x64):
+    env = RiceN(protocol="bilateral", regions=SMALL, dtype="float64")
+    n, a = 4, env.nvec.size
+    actions = np.zeros((3, n, a), np.int64)
+    actions[0, :, 3 + 2 * n :: 1][:, : 2 * n] = 5  # promise 0.5, request 0.5 to everyone
+    actions[1, :, 3 + 4 * n :] = 1  # accept everything
+    loose = replay(env, actions)
+    strict = replay(env, actions, env.default_params.replace(enforce_minimum_mitigation=True))
+    assert np.allclose(loose["state__minimum_mitigation_rate_all_regions"][2], 0.5)
+    assert np.allclose(loose["state__mitigation_rate_all_regions"][3], 0.0)  # mask only (reference)
+    assert np.allclose(strict["state__mitigation_rate_all_regions"][3], 0.5)
+    assert loose["action_mask"][2][:, 10:20].tolist() == [[0] * 5 + [1] * 5] * n
