@@ -361,10 +361,13 @@ def make_trainer(env, env_params, config: IPPOConfig, recorder: Any = None) -> T
         p = env_params if env_params_ is None else env_params_
         return jax.lax.scan(update_step(p, hp), rs, None, num_updates)
 
-    def act(params: dict, obs: dict, carry: dict, done: jax.Array, key: jax.Array, deterministic: bool = True):
-        """Actions of the trained policy for a batch of envs (for evaluation roll-outs)."""
+    def act(params: dict, obs: dict, carry: dict, done: jax.Array, key: jax.Array, deterministic: bool = True,
+            mask: dict | None = None):
+        """Actions of the trained policy for a batch of envs (for evaluation roll-outs).
+        ``mask`` (optional): group -> env-layout action masks (envs, N, *head shape)."""
         rs = RunnerState(params, None, None, obs, done, carry, None, key, jnp.zeros((), jnp.int32))
-        actions, _, carry = policy_step(rs, key, {g.name: None for g in groups}, deterministic)
+        mask = {g.name: None if mask is None or mask.get(g.name) is None else g.to_learners(mask[g.name]) for g in groups}
+        actions, _, carry = policy_step(rs, key, mask, deterministic)
         return actions, carry
 
     return Trainer(init=init, run=run, act=act, config=config)

@@ -122,8 +122,13 @@ def hypervolume(points: Any, reference: tuple[float, float] = (0.0, 0.0)) -> flo
 
 def rollout_histories(env: RiceN, params: RiceParams, policy: Callable, keys: jax.Array) -> dict[str, np.ndarray]:
     """Roll out ``policy(key, obs, mask) -> actions (N, A)`` from reset for one episode per
-    key (``vmap``ped, one compiled program) and return replay-style histories with a leading
-    rollout axis."""
+    key (``vmap``ped, one compiled program) and return replay-style histories (numpy) with a
+    leading rollout axis, ready for :func:`episode_metrics`."""
+    return jax.tree_util.tree_map(np.asarray, jax.jit(lambda k: rollout_arrays(env, params, policy, k))(keys))
+
+
+def rollout_arrays(env: RiceN, params: RiceParams, policy: Callable, keys: jax.Array) -> dict[str, jax.Array]:
+    """The traceable body of :func:`rollout_histories` (use inside ``jit``/``vmap``)."""
 
     def one(key):
         obs, state = env.reset(key, params)
@@ -146,4 +151,4 @@ def rollout_histories(env: RiceN, params: RiceParams, policy: Callable, keys: ja
             "rewards": rewards,
         }
 
-    return jax.tree_util.tree_map(np.asarray, jax.jit(jax.vmap(one))(keys))
+    return jax.vmap(one)(keys)

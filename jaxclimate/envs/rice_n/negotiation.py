@@ -151,25 +151,21 @@ def club_enforce(rates: dict[str, jax.Array], state: RiceState) -> dict[str, jax
 # --- masks (SPEC §8) -------------------------------------------------------------------------
 
 
-def level_mask(minimum_rate: jax.Array) -> jax.Array:
-    """Allowed levels ℓ ≥ round(10·rate): (..., 10) boolean."""
-    threshold = jnp.round(minimum_rate * NUM_LEVELS)
-    return jnp.arange(NUM_LEVELS) >= threshold[..., None]
-
-
 def action_mask(protocol: str, state: RiceState) -> jax.Array:
     """Per-agent mask in padded-logits layout (N, A, 10): True = allowed. 2-level heads use
     columns 0–1. Only the mitigation head (and, for clubs, the tariff heads) is ever
-    restricted."""
+    restricted. Built as one broadcast comparison against per-head minimum levels (cheap to
+    fuse; a scatter into the (N, A, 10) mask would be materialised every step)."""
     n = state.capital.shape[-1]
     nvec = action_nvec(protocol, n)
-    base = jnp.broadcast_to(jnp.arange(NUM_LEVELS) < jnp.asarray(nvec)[:, None], (n, nvec.size, NUM_LEVELS))
+    levels = jnp.arange(NUM_LEVELS)
+    valid = levels < jnp.asarray(nvec)[:, None]  # (A, 10) padding of the 2-level heads
     if protocol == "none":
-        return base
-    mask = base.at[:, 1, :].set(level_mask(state.minimum_mitigation))
+        return jnp.broadcast_to(valid, (n, nvec.size, NUM_LEVELS))
+    minimum = jnp.zeros((n, nvec.size), jnp.float32).at[:, 1].set(state.minimum_mitigation)
     if protocol == "club":
-        mask = mask.at[:, 3 : 3 + n, :].set(level_mask(state.tariff_floor))
-    return mask
+        minimum = minimum.at[:, 3 : 3 + n].set(state.tariff_floor)
+    return valid & (levels >= jnp.round(minimum * NUM_LEVELS)[..., None])
 
 
 def flat_action_mask(protocol: str, mask: jax.Array) -> jax.Array:
@@ -185,7 +181,9 @@ def flat_action_mask(protocol: str, mask: jax.Array) -> jax.Array:
 
 def stage_step(protocol: str, stage: jax.Array, state: RiceState, levels: jax.Array, activity: Any) -> RiceState:
     """Dispatch one env step by stage (0 activity, 1 proposal, 2 evaluation); ``activity`` is
-    the activity-step function ``(state, levels) -> state``."""
+    the activity-step function ``(state, levels) -> state``. Under ``vmap`` (a batched stage)
+    ``lax.switch`` computes the three branches and selects, which measured faster than
+    field-by-field ``where``s."""
     if protocol == "none":
         return activity(state, levels)
     proposal, evaluation = (bilateral_proposal, bilateral_evaluation) if protocol == "bilateral" else (club_proposal, club_evaluation)

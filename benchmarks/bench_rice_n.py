@@ -1,0 +1,137 @@
+"""RICE-N speed: env-steps/s for 1…4096 parallel environments, with and without negotiation,
+against the original NumPy environment.
+
+    python benchmarks/bench_rice_n.py
+    python benchmarks/bench_rice_n.py --envs 1 1024 --protocols none --repeats 3
+
+Rows: random valid actions (see ``rollout_checksum``), ``--episodes`` whole episodes per env (20 env steps without negotiation, 60 with),
+one compiled ``lax.scan`` over steps of a ``vmap`` over envs; every step builds the full
+observation (27 × 1043 / 1207 features) and its mask, consumed by a checksum so nothing is
+optimised away ("step"). "dynamics only" rows time the state transition alone (no
+observation, no auto-reset): the ceiling the observation's memory traffic (27 × 1043 floats
+written per env step) leaves. The "step + mask" rows also build the padded (N, A, 10) action mask
+every step (37k entries with negotiation; its reduction is slow on XLA:CPU) — the original's
+step returns a flat mask of about the same size with the observation. Compile time
+separately; median of ``--repeats`` runs.
+
+Reference: the original NumPy environment is not a dependency of this project. Its speed on
+this machine class (2-vCPU AMD EPYC, Python 3.11.7, NumPy 1.26.4; env only, random actions,
+median of 5 runs × 30 episodes) is quoted from the reference specification (SPEC §16):
+110 env-steps/s without negotiation and 173 env-steps/s with it. The "× original" column
+divides by those numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from jaxclimate._xla import use_cpu_safe_xla_flags  # noqa: E402
+
+use_cpu_safe_xla_flags()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+from benchmarks.harness import format_table, save_results, time_compiled  # noqa: E402
+from jaxclimate import make  # noqa: E402
+
+#: Original NumPy RICE-N, env-steps/s on a 2-core CPU (SPEC §16, median of 5 runs × 30 episodes).
+ORIGINAL_ENV_STEPS_PER_S = {"none": 110.0, "bilateral": 173.0}
+
+
+VARIANTS = {"dynamics only": (False, False), "step": (False, True), "step + mask": (True, True)}
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--envs", type=int, nargs="+", default=[1, 16, 256, 1024, 4096])
+    p.add_argument("--protocols", nargs="+", default=["none", "bilateral"], choices=["none", "bilateral", "club"])
+    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS),
+                   help="what is timed (default all): the dynamics alone, env.step, env.step + the padded mask")
+    p.add_argument("--episodes", type=int, default=1, help="whole episodes per env (default 1)")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--out", type=Path, default=None)
+    args = p.parse_args(argv)
+    if min(args.envs) < 1 or args.episodes < 1 or args.repeats < 1:
+        p.error("--envs, --episodes and --repeats must be >= 1")
+    return args
+
+
+def rollout_checksum(env, params, key, num_steps, with_mask: bool = False, with_obs: bool = True):
+    """``num_steps`` env steps with random valid actions; returns a checksum of every
+    observation and reward (and, ``with_mask``, every entry of the padded (N, A, 10) action
+    mask) so the compiled program must build them all.
+
+    Actions: per env, random levels and random strides drawn once; step t plays
+    (levels + t·strides) mod nvec, with the mitigation level raised to the negotiated minimum
+    (the mask). Drawing 1,539 (3,726 with negotiation) fresh random levels per env step with
+    ``jax.random`` would cost more than the step itself; the reference measurement excludes
+    action sampling too (SPEC §16)."""
+    obs, state = env.reset(key, params)
+    nvec = jnp.asarray(env.nvec)
+    k_levels, k_strides = jax.random.split(key)
+    levels = jax.random.randint(k_levels, (env.num_regions, nvec.size), 0, nvec)
+    strides = jax.random.randint(k_strides, (env.num_regions, nvec.size), 1, 10)
+
+    def body(carry, t):
+        obs, state, total = carry
+        raw = levels + t * strides
+        actions = jnp.where(nvec == 2, raw % 2, raw % 10)  # constant divisors: no integer division
+        minimum = jnp.round(10 * state.minimum_mitigation).astype(actions.dtype)  # what the mask allows
+        actions = actions.at[:, 1].set(jnp.maximum(actions[:, 1], minimum))
+        if not with_obs:  # the dynamics alone: no observation, no reset
+            state, _ = env.transition(state, actions, params)
+            return (obs, state, total + state.reward.sum()), None
+        obs, state, rewards, *_ = env.step(key, state, {"regions": actions}, params)
+        total = total + obs["regions"].sum() + rewards["regions"].sum()
+        if with_mask:
+            total = total + env.action_mask("regions", state, params).sum()
+        return (obs, state, total), None
+
+    (_, _, total), _ = jax.lax.scan(body, (obs, state, jnp.zeros(())), jnp.arange(num_steps))
+    return total
+
+
+def rows_for(protocol: str, what: str, args) -> list[dict]:
+    env, params = make("rice-n", protocol=protocol)
+    steps = args.episodes * env.episode_length
+    rows = []
+    for n in args.envs:
+        keys = jax.random.split(jax.random.PRNGKey(0), n)
+        with_mask, with_obs = VARIANTS[what]
+        fn = jax.vmap(lambda k: rollout_checksum(env, params, k, steps, with_mask, with_obs))
+        t = time_compiled(fn, keys, repeats=args.repeats)
+        sps = n * steps / t["median_s"]
+        row = {"protocol": protocol, "what": what, "n_envs": n, "compile_s": t["compile_s"], "median_s": t["median_s"],
+               "env_steps_per_s": sps, "us_per_env_step": 1e6 * t["median_s"] / (n * steps)}
+        if protocol in ORIGINAL_ENV_STEPS_PER_S:
+            row["speedup_vs_original"] = sps / ORIGINAL_ENV_STEPS_PER_S[protocol]
+        rows.append(row)
+        print(f"  {protocol:>9} {row['what']:>11} {n:>5} envs: {sps:,.0f} env-steps/s", flush=True)
+    return rows
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    print(f"bench_rice_n: 27 regions, device {jax.devices()[0].device_kind}", flush=True)
+    rows = [row for protocol in args.protocols for what in args.variants for row in rows_for(protocol, what, args)]
+    print()
+    print(format_table(rows, [("protocol", "protocol", "s"), ("what", "timed", "s"), ("n_envs", "envs", "d"), ("env_steps_per_s", "env-steps/s", ",.0f"),
+                              ("us_per_env_step", "µs/env-step", ".2f"), ("compile_s", "compile s", ".2f"),
+                              ("speedup_vs_original", "× original", ",.0f")]))
+    print(f"\noriginal NumPy env (SPEC §16, same machine class): {ORIGINAL_ENV_STEPS_PER_S['none']:.0f} env-steps/s "
+          f"without negotiation, {ORIGINAL_ENV_STEPS_PER_S['bilateral']:.0f} with")
+    payload = {"config": vars(args) | {"out": str(args.out)}, "rows": rows, "reference": {
+        "source": "SPEC §16: original NumPy RICE-N on a 2-vCPU AMD EPYC, env only, random actions",
+        "env_steps_per_s": ORIGINAL_ENV_STEPS_PER_S}}
+    path = save_results("bench_rice_n", payload, args.out)
+    print(f"\nsaved {path}")
+    return payload
+
+
+if __name__ == "__main__":
+    main()
