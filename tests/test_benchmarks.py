@@ -45,3 +45,18 @@ def test_bench_climate_mitigation_tiny_run(tmp_path):
         assert row["env_steps_per_s"] == pytest.approx(row["n_envs"] * 35 / row["median_s"])
     assert saved["training"]["env_steps"] == 140
     assert payload["reference"] is None
+
+
+def test_bench_rice_n_tiny_run(tmp_path):
+    from benchmarks import bench_rice_n
+
+    payload = bench_rice_n.main(["--envs", "2", "--protocols", "none", "bilateral", "--variants", "step",
+                                 "--repeats", "1", "--out", str(tmp_path)])
+    rows = payload["rows"]
+    assert [(r["protocol"], r["n_envs"]) for r in rows] == [("none", 2), ("bilateral", 2)]
+    for row, steps in zip(rows, (20, 60)):
+        assert row["env_steps_per_s"] == pytest.approx(2 * steps / row["median_s"])
+        assert row["speedup_vs_original"] == pytest.approx(row["env_steps_per_s"] / bench_rice_n.ORIGINAL_ENV_STEPS_PER_S[row["protocol"]])
+    assert len(list(tmp_path.glob("bench_rice_n-*.json"))) == 1
+    with pytest.raises(SystemExit):
+        bench_rice_n.parse_args(["--episodes", "0"])

@@ -15,6 +15,9 @@ def test_quick_start_runs():
         if i == 0:  # the EBM quick start
             assert namespace["returns"].shape == (1024, 6)
             assert namespace["rewards"]["bands"].shape == (6,)
-    # the last block: the climate-mitigation game, scenario (ii)
+    # RICE-N: distinct names, checked here
+    assert namespace["obs"]["regions"].shape == (27, 1207) and namespace["mask"].shape == (27, 138, 10)
+    assert abs(namespace["zeros"]["delta_t"] - 2.1666698) < 1e-4
+    # the climate-mitigation game, scenario (ii)
     assert namespace["rewards"]["countries"].shape == (10,)
     assert 0.7 < float(namespace["info"]["temperature"]) < 0.85
