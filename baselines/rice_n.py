@@ -26,6 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from jaxclimate._xla import use_cpu_safe_xla_flags  # noqa: E402
+
+use_cpu_safe_xla_flags()  # jit(vmap(train)) over seeds can deadlock on XLA:CPU otherwise
+
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
