@@ -92,6 +92,11 @@ class Environment(Generic[StateT, ParamsT]):
     def action_space(self, group: str) -> Space:
         raise NotImplementedError
 
+    #: Optional: ``observation(state, params) -> obs`` when observations are a function of the
+    #: state alone. ``step`` then selects the reset *state* and builds one observation,
+    #: instead of building the step's and the reset's observations and selecting between them.
+    observation = None
+
     # --- provided -----------------------------------------------------------------------
     def reset(self, key: jax.Array, params: ParamsT | None = None) -> tuple[Obs, StateT]:
         params = self.default_params if params is None else params
@@ -109,7 +114,8 @@ class Environment(Generic[StateT, ParamsT]):
         done = jnp.logical_or(terminated, truncated)
         obs_reset, state_reset = self.reset_env(key_reset, params)
         state = _select(done, state_reset, state_step)
-        obs = _select(done, obs_reset, obs_step)
+        # With an ``observation`` hook the reset observation is never used (dead code under jit).
+        obs = _select(done, obs_reset, obs_step) if self.observation is None else self.observation(state, params)
         info = dict(info)
         info["final_obs"] = obs_step
         return obs, state, rewards, terminated, truncated, info
@@ -122,6 +128,12 @@ class Environment(Generic[StateT, ParamsT]):
             space = self.action_space(group)
             actions[group] = jax.vmap(space.sample)(jax.random.split(group_key, n))
         return actions
+
+    def _check_group(self, group: str) -> None:
+        if group not in self.agents:
+            if len(self.agents) == 1:
+                raise ValueError(f"{self.name} has one agent group, {next(iter(self.agents))!r}; got {group!r}")
+            raise ValueError(f"{self.name} has agent groups {sorted(self.agents)}; got {group!r}")
 
     def _check_action_groups(self, actions: Actions) -> None:
         if set(actions) != set(self.agents):

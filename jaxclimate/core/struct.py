@@ -127,3 +127,27 @@ def _show(arr: np.ndarray) -> str:
         return f"array of shape {arr.shape} with {n_bad} non-finite value(s)"
     return f"array of shape {arr.shape} (min {flat.min():g}, max {flat.max():g})"
 
+
+def cast_numeric(tree: Any, dtype: Any) -> Any:
+    """Every integer or floating leaf of ``tree`` as ``dtype`` (booleans stay booleans): how an
+    environment brings its parameters to its working precision inside a step."""
+    import jax.numpy as jnp
+
+    def cast(x: Any) -> Any:
+        x = jnp.asarray(x)
+        numeric = jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(x.dtype, jnp.integer)
+        return x.astype(dtype) if numeric else x
+
+    return jax.tree_util.tree_map(cast, tree)
+
+
+def check_env_dtype(owner: str, dtype: Any) -> Any:
+    """An environment's working dtype: float32 or float64 (the latter needs 64-bit JAX)."""
+    import jax.numpy as jnp
+
+    dtype = jnp.dtype(dtype)
+    if dtype not in (jnp.dtype("float32"), jnp.dtype("float64")):
+        raise ValueError(f"{owner}.dtype must be float32 or float64, got {dtype}")
+    if dtype == jnp.float64 and not jax.config.jax_enable_x64:
+        raise ValueError(f"{owner}.dtype float64 needs 64-bit JAX: call jax.config.update('jax_enable_x64', True) first")
+    return dtype

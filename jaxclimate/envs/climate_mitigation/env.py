@@ -233,12 +233,7 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
     def __init__(self, scenario: str = "i", engine: Any = "gru", dtype: Any = "float32"):
         self.scenario = scenario
         self._preset = scenario_preset(scenario)
-        dtype = jnp.dtype(dtype)
-        if dtype not in (jnp.dtype("float32"), jnp.dtype("float64")):
-            raise ValueError(f"ClimateMitigation.dtype must be float32 or float64, got {dtype}")
-        if dtype == jnp.float64 and not jax.config.jax_enable_x64:
-            raise ValueError("ClimateMitigation.dtype float64 needs 64-bit JAX: jax.config.update('jax_enable_x64', True)")
-        self.dtype = dtype
+        self.dtype = dtype = struct.check_env_dtype("ClimateMitigation", dtype)
         self.engine = make_engine(engine)
         self.num_agents = int(self._preset["shares"].shape[0])
         self.agents = {GROUP: self.num_agents}
@@ -281,7 +276,7 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         return self._observe(state, params), state
 
     def step_env(self, key: jax.Array, state: MitigationState, actions: dict, params: MitigationParams):
-        params = self._cast(params)
+        params = struct.cast_numeric(params, self.dtype)
         efforts, adaptation = self.levers(actions[GROUP], params)
         t = state.time
         prevention = update_prevention(state.prevention, adaptation, params.prevention_decay, params.max_prevention)
@@ -355,16 +350,3 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
             ]
         )
         return {GROUP: jnp.broadcast_to(row, (self.num_agents, self.obs_dim))}
-
-    def _cast(self, params: MitigationParams) -> MitigationParams:
-        """Float leaves in the env dtype (booleans stay booleans)."""
-
-        def cast(x):
-            x = jnp.asarray(x)
-            return x.astype(self.dtype) if jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(x.dtype, jnp.integer) else x
-
-        return jax.tree_util.tree_map(cast, params)
-
-    def _check_group(self, group: str) -> None:
-        if group != GROUP:
-            raise ValueError(f"{self.name} has one agent group, {GROUP!r}; got {group!r}")

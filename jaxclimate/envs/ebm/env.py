@@ -192,13 +192,7 @@ class EBMEnv(Environment[EBMState, EBMParams]):
             raise ValueError(
                 f"EBMEnv.num_agents must divide the {physics.NUM_LAT}-latitude grid (one of {divisors}), got {num_agents}"
             )
-        dtype = jnp.dtype(dtype)
-        if dtype not in (jnp.dtype("float32"), jnp.dtype("float64")):
-            raise ValueError(f"EBMEnv.dtype must be float32 or float64, got {dtype}")
-        if dtype == jnp.float64 and not jax.config.jax_enable_x64:
-            raise ValueError(
-                "EBMEnv.dtype float64 needs 64-bit JAX: call jax.config.update('jax_enable_x64', True) first"
-            )
+        dtype = struct.check_env_dtype("EBMEnv", dtype)
         self.version = int(version)
         self.num_agents = int(num_agents)
         self.dtype = dtype
@@ -298,7 +292,3 @@ class EBMEnv(Environment[EBMState, EBMParams]):
         low = np.concatenate([np.full(k, ACTION_BOUNDS[p][0]) for p, k in layout])
         high = np.concatenate([np.full(k, ACTION_BOUNDS[p][1]) for p, k in layout])
         return low, high
-
-    def _check_group(self, group: str) -> None:
-        if group != GROUP:
-            raise ValueError(f"{self.name} has one agent group, {GROUP!r}; got {group!r}")

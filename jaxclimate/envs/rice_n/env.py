@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxclimate.core import struct
 from jaxclimate.core.env import Environment
 from jaxclimate.core.spaces import Box, MultiDiscrete
 from jaxclimate.envs.rice_n import negotiation
@@ -76,6 +77,8 @@ RECORD_KEYS = {
     "requested_mitigation_rate": "requested",
     "proposal_decisions": "decisions",
 }
+#: Record keys stored with a trailing axis of length 1.
+_TRAILING_AXIS = ("global_exogenous_emissions", "global_land_emissions", "tariff_revenue")
 # Public per-region features in observation order (SPEC §9.1), with their normaliser keys.
 _PUBLIC = (
     ("capital", "capital_all_regions"),
@@ -130,11 +133,7 @@ class RiceN(Environment[RiceState, RiceParams]):
         self.protocol = negotiation.check_protocol(protocol)
         self.regions = check_regions(regions)
         self.num_regions = n = int(self.regions.size)
-        dtype = jnp.dtype(dtype)
-        if dtype not in (jnp.dtype("float32"), jnp.dtype("float64")):
-            raise ValueError(f"RiceN.dtype must be float32 or float64, got {dtype}")
-        if dtype == jnp.float64 and not jax.config.jax_enable_x64:
-            raise ValueError("RiceN.dtype float64 needs 64-bit JAX: jax.config.update('jax_enable_x64', True)")
+        dtype = struct.check_env_dtype("RiceN", dtype)
         if not isinstance(num_activity_steps, (int, np.integer)) or not 1 <= num_activity_steps <= 20:
             raise ValueError(f"RiceN.num_activity_steps must be an integer in 1..20, got {num_activity_steps!r}")
         self.dtype = dtype
@@ -178,26 +177,15 @@ class RiceN(Environment[RiceState, RiceParams]):
         state, info = self.transition(state, actions[GROUP], params)
         return {GROUP: self._observe(state)}, state, {GROUP: state.reward}, info["done"], info
 
-    def step(self, key: jax.Array, state: RiceState, actions: dict, params: RiceParams | None = None):
-        """``Environment.step`` with the same contract, cheaper: the reset state is selected
-        *before* the observation is built, so each step builds one observation instead of
-        building two and selecting between them (the observation, 27 × 1043 floats, is most of
-        the memory traffic of a step). ``info["final_obs"]`` is built from the pre-reset state;
-        under ``jit`` it costs nothing unless it is used."""
-        params = self.default_params if params is None else params
-        self._check_action_groups(actions)
-        state_step, info = self.transition(state, actions[GROUP], params)
-        terminated = info["done"]
-        truncated = state_step.time >= params.max_steps
-        done = jnp.logical_or(terminated, truncated)
-        reset = initial_state(params, self.dtype)
-        state = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), reset, state_step)
-        info = dict(info, final_obs={GROUP: self._observe(state_step)})
-        return {GROUP: self._observe(state)}, state, {GROUP: state_step.reward}, terminated, truncated, info
+    def observation(self, state: RiceState, params: RiceParams | None = None) -> dict:
+        """The observation is a function of the state alone: ``Environment.step`` then selects
+        the reset state first and builds one observation per step (the observation, 27 × 1043
+        floats, is most of a step's memory traffic)."""
+        return {GROUP: self._observe(state)}
 
     def transition(self, state: RiceState, levels: jax.Array, params: RiceParams) -> tuple[RiceState, dict]:
         """One env step without observation or reset: (state, info). ``levels`` (N, A) ints."""
-        params = self._cast(params)
+        params = struct.cast_numeric(params, self.dtype)
         levels = jnp.asarray(levels, jnp.int32)
         k = state.time + 1
         stage = k % 3 if self.negotiation_on else jnp.zeros((), jnp.int32)
@@ -270,17 +258,6 @@ class RiceN(Environment[RiceState, RiceParams]):
         return negotiation.flat_action_mask(self.protocol, negotiation.action_mask(self.protocol, state))
 
     # --- helpers ---------------------------------------------------------------------------
-    def _cast(self, params: RiceParams) -> RiceParams:
-        def cast(x):
-            x = jnp.asarray(x)
-            return x.astype(self.dtype) if jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(x.dtype, jnp.integer) else x
-
-        return jax.tree_util.tree_map(cast, params)
-
-    def _check_group(self, group: str) -> None:
-        if group != GROUP:
-            raise ValueError(f"{self.name} has one agent group, {GROUP!r}; got {group!r}")
-
     def constant_actions(self, **levels: int) -> jax.Array:
         """The same level vector for every region: ``savings``, ``mitigation``, ``export_limit``
         levels (ints, 10 = rate 1.0 as the reference's extremal policies), everything else 0."""
@@ -303,14 +280,14 @@ def state_to_record(state: RiceState) -> dict[str, jax.Array]:
     """The state keyed as the reference's recorded episodes (FORMAT.md §2.1); works on a
     history with leading axes."""
     record = {key: getattr(state, field) for key, field in RECORD_KEYS.items()}
-    for key in ("global_exogenous_emissions", "global_land_emissions", "tariff_revenue"):
+    for key in _TRAILING_AXIS:
         record[key] = record[key][..., None]
     record["timestep"] = state.time[..., None]
     record["activity_timestep"] = state.activity_step[..., None]
     return record
 
 
-def state_from_record(record: Mapping[str, Any], row: int, dtype: Any = "float64", negotiation_on: bool | None = None) -> RiceState:
+def state_from_record(record: Mapping[str, Any], row: int, dtype: Any = "float64") -> RiceState:
     """Build a :class:`RiceState` from row ``row`` of a recorded episode (``state__*`` arrays of
     a golden file, with or without the prefix). Needed for one-step (teacher-forced) checks."""
     def get(key: str) -> np.ndarray:
@@ -320,10 +297,8 @@ def state_from_record(record: Mapping[str, Any], row: int, dtype: Any = "float64
         raise KeyError(f"state_from_record: record has no {key!r}")
 
     values = {field: jnp.asarray(get(key), dtype) for key, field in RECORD_KEYS.items()}
-    for field in ("forcing_exogenous", "land_emissions", "tariff_revenue"):
-        values[field] = values[field][..., 0] if values[field].ndim and values[field].shape[-1] == 1 else values[field]
-    values["forcing_exogenous"] = values["forcing_exogenous"].reshape(())
-    values["land_emissions"] = values["land_emissions"].reshape(())
+    for key in _TRAILING_AXIS:  # the record's (…, 1) columns
+        values[RECORD_KEYS[key]] = values[RECORD_KEYS[key]][..., 0]
     n = values["capital"].shape[0]
     return RiceState(
         time=jnp.asarray(get("timestep").reshape(()), jnp.int32),

@@ -124,7 +124,7 @@ def rollout_histories(env: RiceN, params: RiceParams, policy: Callable, keys: ja
     """Roll out ``policy(key, obs, mask) -> actions (N, A)`` from reset for one episode per
     key (``vmap``ped, one compiled program) and return replay-style histories (numpy) with a
     leading rollout axis, ready for :func:`episode_metrics`."""
-    return jax.tree_util.tree_map(np.asarray, jax.jit(lambda k: rollout_arrays(env, params, policy, k))(keys))
+    return jax.tree_util.tree_map(np.asarray, _rollout_arrays_jit(env, params, policy, keys))
 
 
 def rollout_arrays(env: RiceN, params: RiceParams, policy: Callable, keys: jax.Array) -> dict[str, jax.Array]:
@@ -152,3 +152,7 @@ def rollout_arrays(env: RiceN, params: RiceParams, policy: Callable, keys: jax.A
         }
 
     return jax.vmap(one)(keys)
+
+
+# One compilation per (env, policy function), not per call.
+_rollout_arrays_jit = jax.jit(rollout_arrays, static_argnums=(0, 2))
