@@ -191,13 +191,13 @@ class RiceN(Environment[RiceState, RiceParams]):
         stage = k % 3 if self.negotiation_on else jnp.zeros((), jnp.int32)
         state = state.replace(time=k)
 
-        def activity(s: RiceState, lv: jax.Array) -> RiceState:
+        def activity(s: RiceState, lv: jax.Array, p: RiceParams) -> RiceState:
             rates = decode_activity(lv, self.num_regions, self.dtype)
             if self.protocol == "club":
                 rates = negotiation.club_enforce(rates, s)
-            return activity_step(s, rates, params)
+            return activity_step(s, rates, p)
 
-        state = negotiation.stage_step(self.protocol, stage, state, levels, activity)
+        state = negotiation.stage_step(self.protocol, stage, state, levels, params, activity)
         is_activity = stage == 0
         state = state.replace(reward=jnp.where(is_activity, state.reward, 0.0))  # SPEC §2.1: not carried
         done = jnp.logical_and(is_activity, state.activity_step >= self.num_activity_steps)

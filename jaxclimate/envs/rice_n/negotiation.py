@@ -47,6 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxclimate.core.lockstep import lockstep_switch
 from jaxclimate.envs.rice_n.dynamics import RiceState
 from jaxclimate.envs.rice_n.params import NUM_LEVELS
 
@@ -162,7 +163,7 @@ def action_mask(protocol: str, state: RiceState) -> jax.Array:
     valid = levels < jnp.asarray(nvec)[:, None]  # (A, 10) padding of the 2-level heads
     if protocol == "none":
         return jnp.broadcast_to(valid, (n, nvec.size, NUM_LEVELS))
-    minimum = jnp.zeros((n, nvec.size), jnp.float32).at[:, 1].set(state.minimum_mitigation)
+    minimum = jnp.zeros((n, nvec.size), state.minimum_mitigation.dtype).at[:, 1].set(state.minimum_mitigation)
     if protocol == "club":
         minimum = minimum.at[:, 3 : 3 + n].set(state.tariff_floor)
     return valid & (levels >= jnp.round(minimum * NUM_LEVELS)[..., None])
@@ -179,12 +180,15 @@ def flat_action_mask(protocol: str, mask: jax.Array) -> jax.Array:
     return jnp.concatenate(parts, axis=1).astype(jnp.int32)
 
 
-def stage_step(protocol: str, stage: jax.Array, state: RiceState, levels: jax.Array, activity: Any) -> RiceState:
+def stage_step(protocol: str, stage: jax.Array, state: RiceState, levels: jax.Array, params: Any,
+               activity: Any) -> RiceState:
     """Dispatch one env step by stage (0 activity, 1 proposal, 2 evaluation); ``activity`` is
-    the activity-step function ``(state, levels) -> state``. Under ``vmap`` (a batched stage)
-    ``lax.switch`` computes the three branches and selects, which measured faster than
-    field-by-field ``where``s."""
+    the activity-step function ``(state, levels, params) -> state``. Under ``vmap`` the
+    dispatch is a :func:`~jaxclimate.core.lockstep.lockstep_switch`: environments reset
+    together share the stage, so each step runs one branch (the activity step on one step in
+    three) instead of all three and a select; mixed stages fall back to exactly that."""
     if protocol == "none":
-        return activity(state, levels)
+        return activity(state, levels, params)
     proposal, evaluation = (bilateral_proposal, bilateral_evaluation) if protocol == "bilateral" else (club_proposal, club_evaluation)
-    return jax.lax.switch(stage, (activity, proposal, evaluation), state, levels)
+    return lockstep_switch(stage, (activity, lambda s, lv, _: proposal(s, lv), lambda s, lv, _: evaluation(s, lv)),
+                           state, levels, params)
