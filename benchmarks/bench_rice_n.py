@@ -4,15 +4,16 @@ against the original NumPy environment.
     python benchmarks/bench_rice_n.py
     python benchmarks/bench_rice_n.py --envs 1 1024 --protocols none --repeats 3
 
-Rows: random valid actions (see ``rollout_checksum``), ``--episodes`` whole episodes per env (20 env steps without negotiation, 60 with),
-one compiled ``lax.scan`` over steps of a ``vmap`` over envs; every step builds the full
-observation (27 × 1043 / 1207 features) and its mask, consumed by a checksum so nothing is
-optimised away ("step"). "dynamics only" rows time the state transition alone (no
-observation, no auto-reset): the ceiling the observation's memory traffic (27 × 1043 floats
-written per env step) leaves. The "step + mask" rows also build the padded (N, A, 10) action mask
-every step (37k entries with negotiation; its reduction is slow on XLA:CPU) — the original's
-step returns a flat mask of about the same size with the observation. Compile time
-separately; median of ``--repeats`` runs.
+Rows: random valid actions (see ``rollout_checksum``), ``--episodes`` whole episodes per env
+(20 env steps without negotiation, 60 with), one compiled ``lax.scan`` over steps of a
+``vmap`` over envs. "step" rows time ``env.step`` (transition, auto-reset and the full
+observation, 27 × 1043 / 1207 features, written to memory every step as a rollout writes it);
+"step + mask" rows also write the padded (N, A, 10) action mask every step (37k entries with
+negotiation; the original's step returns a flat mask of about the same size); "dynamics only"
+rows time the state transition alone (no observation, no auto-reset). At 1024 envs one step's
+observations are 115 MB (112 KB per env step): writing them is bounded by memory bandwidth
+(the script measures this machine's rate of one pass over an array that size and prints the
+ceiling it puts on ``env.step``). Compile time separately; median of ``--repeats`` runs.
 
 Reference: the original NumPy environment is not a dependency of this project. Its speed on
 this machine class (2-vCPU AMD EPYC, Python 3.11.7, NumPy 1.26.4; env only, random actions,
@@ -43,6 +44,7 @@ from jaxclimate import make  # noqa: E402
 ORIGINAL_ENV_STEPS_PER_S = {"none": 110.0, "bilateral": 173.0}
 
 
+#: what is timed -> (with_mask, with_obs) of :func:`rollout_checksum`
 VARIANTS = {"dynamics only": (False, False), "step": (False, True), "step + mask": (True, True)}
 
 
@@ -64,9 +66,11 @@ def parse_args(argv=None):
 def rollout_checksum(env, params, keys, num_steps, with_mask: bool = False, with_obs: bool = True):
     """``num_steps`` steps of ``len(keys)`` environments with random valid actions, the usual
     batched pattern: states from ``vmap(reset)`` (one per env, batched), then a ``lax.scan``
-    over steps of ``vmap(step)``. Returns a checksum of every observation and reward (and,
-    ``with_mask``, every entry of the padded (N, A, 10) action mask) so the compiled program
-    must build them all.
+    over steps of ``vmap(step)``. The observation (and, ``with_mask``, the padded (N, A, 10)
+    action mask) is carried through the scan, so every step's is written to memory as a
+    rollout writes it for the policy; the checksum sums the rewards of every step and the
+    last observation and mask. (Summing every step's observation instead lets XLA fuse
+    building it into the sum and never write it: 2–3× faster, but no consumer works so.)
 
     Actions: per env, random levels drawn once; step t plays (levels + t mod 10) wrapped into
     each head's range (one add, compare and select per entry), with the mitigation level raised
@@ -77,6 +81,7 @@ def rollout_checksum(env, params, keys, num_steps, with_mask: bool = False, with
     obs, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
     nvec = jnp.asarray(env.nvec)
     levels = jax.vmap(lambda k: jax.random.randint(k, (env.num_regions, nvec.size), 0, nvec))(keys)
+    masks = jax.vmap(lambda s: env.action_mask("regions", s, params))
 
     def actions_at(t, state):
         raw = levels + t % 10  # a scalar mod; per entry only an add, a compare and a select
@@ -85,19 +90,18 @@ def rollout_checksum(env, params, keys, num_steps, with_mask: bool = False, with
         return actions.at[..., 1].set(jnp.maximum(actions[..., 1], minimum))
 
     def body(carry, t):
-        obs, state, total = carry
+        obs, mask, state, total = carry
         actions = actions_at(t, state)
         if not with_obs:  # the dynamics alone: no observation, no reset
             state, _ = jax.vmap(env.transition, in_axes=(0, 0, None))(state, actions, params)
-            return (obs, state, total + state.reward.sum()), None
+            return (obs, mask, state, total + state.reward.sum()), None
         obs, state, rewards, *_ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(keys, state, {"regions": actions}, params)
-        total = total + obs["regions"].sum() + rewards["regions"].sum()
-        if with_mask:
-            total = total + jax.vmap(lambda s: env.action_mask("regions", s, params))(state).sum()
-        return (obs, state, total), None
+        mask = masks(state) if with_mask else mask
+        return (obs, mask, state, total + rewards["regions"].sum()), None
 
-    (_, _, total), _ = jax.lax.scan(body, (obs, state, jnp.zeros(())), jnp.arange(num_steps))
-    return total
+    mask = masks(state) if with_mask else jnp.zeros((), bool)
+    (obs, mask, _, total), _ = jax.lax.scan(body, (obs, mask, state, jnp.zeros(())), jnp.arange(num_steps))
+    return total + obs["regions"].sum() + mask.sum() if with_obs else total
 
 
 def rows_for(protocol: str, what: str, args) -> list[dict]:
@@ -119,6 +123,15 @@ def rows_for(protocol: str, what: str, args) -> list[dict]:
     return rows
 
 
+def memory_pass_rate(nbytes: float = 115e6, repeats: int = 5) -> float:
+    """Bytes per second of one in-place elementwise pass (read + write) over an ``nbytes``
+    float32 array, the best case for writing a batch's observations (median of ``repeats``)."""
+    x = jnp.zeros((int(nbytes) // 4,), jnp.float32)
+    passes = 10
+    t = time_compiled(lambda y: jax.lax.fori_loop(0, passes, lambda i, z: z * 0.5 + 1.0, y), x, repeats=repeats)
+    return passes * x.nbytes / t["median_s"]
+
+
 def main(argv=None) -> dict:
     args = parse_args(argv)
     print(f"bench_rice_n: 27 regions, device {jax.devices()[0].device_kind}", flush=True)
@@ -129,7 +142,15 @@ def main(argv=None) -> dict:
                               ("speedup_vs_original", "× original", ",.0f")]))
     print(f"\noriginal NumPy env (SPEC §16, same machine class): {ORIGINAL_ENV_STEPS_PER_S['none']:.0f} env-steps/s "
           f"without negotiation, {ORIGINAL_ENV_STEPS_PER_S['bilateral']:.0f} with")
-    payload = {"config": vars(args) | {"out": str(args.out)}, "rows": rows, "reference": {
+    rate = memory_pass_rate(repeats=args.repeats)
+    env = make("rice-n")[0]
+    obs_bytes = env.num_regions * env.obs_dim * 4
+    ceiling = rate / obs_bytes
+    print(f"memory: one pass over 115 MB at {rate / 1e9:.1f} GB/s; writing a {obs_bytes / 1e3:.0f} KB observation "
+          f"per env step caps env.step at ~{ceiling:,.0f} env-steps/s ({ceiling / ORIGINAL_ENV_STEPS_PER_S['none']:,.0f}× the original)")
+    payload = {"config": vars(args) | {"out": str(args.out)}, "rows": rows,
+               "memory": {"pass_bytes_per_s": rate, "obs_bytes_per_env_step": obs_bytes, "env_steps_per_s_ceiling": ceiling},
+               "reference": {
         "source": "SPEC §16: original NumPy RICE-N on a 2-vCPU AMD EPYC, env only, random actions",
         "env_steps_per_s": ORIGINAL_ENV_STEPS_PER_S}}
     path = save_results("bench_rice_n", payload, args.out)

@@ -116,6 +116,23 @@ def _scaled(x: jax.Array, norm_key: str, dtype: Any = jnp.float32) -> jax.Array:
     return x / jax.lax.optimization_barrier(jnp.full(x.shape, NORMS[norm_key], dtype))
 
 
+def _columns(blocks: Sequence[jax.Array], rows: int) -> jax.Array:
+    """``concatenate(blocks, axis=1)`` for (rows, w) blocks and shared (w,) blocks (the same
+    for every row), built as nested ``where``s over zero-padded blocks: XLA:CPU writes the
+    (27, 1043) observation about twice as fast this way as from a concatenation of
+    broadcasts (measured when the observation is stored every step)."""
+    widths = [b.shape[-1] for b in blocks]
+    total = sum(widths)
+    column = jnp.arange(total)
+    out, end = None, total
+    for block, width in zip(reversed(blocks), reversed(widths)):  # innermost: the last block
+        start = end - width
+        padded = jnp.pad(block, [(0, 0)] * (block.ndim - 1) + [(start, total - end)])
+        out = jnp.broadcast_to(padded, (rows, total)) if out is None else jnp.where(column < end, padded, out)
+        end = start
+    return out
+
+
 class RiceN(Environment[RiceState, RiceParams]):
     """RICE-N (see module docstring).
 
@@ -231,7 +248,7 @@ class RiceN(Environment[RiceState, RiceParams]):
         shared = jnp.concatenate([x.astype(self.dtype) for x in glob] + counters + [x.astype(self.dtype) for x in public])
         # The reference divides its private (scalar) features in float64 (NumPy-1 scalar promotion).
         private = jnp.stack([_scaled(getattr(state, f), key, self.dtype) for f, key in _PRIVATE], axis=1)
-        parts = [jnp.eye(n, dtype=self.dtype), jnp.broadcast_to(shared, (n, shared.size)), private]
+        parts = [jnp.eye(n, dtype=self.dtype), shared, private]
         if self.protocol == "bilateral":
             parts.append(jnp.concatenate([
                 state.minimum_mitigation[:, None], state.promised, state.promised.T, state.requested,
@@ -242,7 +259,7 @@ class RiceN(Environment[RiceState, RiceParams]):
             parts.append(jnp.concatenate([
                 state.minimum_mitigation[:, None], offer, state.decisions, state.decisions.T, state.tariff_floor,
             ], axis=1).astype(jnp.float32).astype(self.dtype))
-        return jnp.concatenate(parts, axis=1)
+        return _columns(parts, n)
 
     def observe(self, state: RiceState) -> jax.Array:
         """The (N, F) observation of ``state`` (public for parity tests and analysis)."""

@@ -155,7 +155,7 @@ def club_enforce(rates: dict[str, jax.Array], state: RiceState) -> dict[str, jax
 def action_mask(protocol: str, state: RiceState) -> jax.Array:
     """Per-agent mask in padded-logits layout (N, A, 10): True = allowed. 2-level heads use
     columns 0–1. Only the mitigation head (and, for clubs, the tariff heads) is ever
-    restricted. Built as one broadcast comparison against per-head minimum levels (cheap to
+    restricted. Built as one broadcast comparison against per-head lowest levels (cheap to
     fuse; a scatter into the (N, A, 10) mask would be materialised every step)."""
     n = state.capital.shape[-1]
     nvec = action_nvec(protocol, n)
@@ -163,10 +163,18 @@ def action_mask(protocol: str, state: RiceState) -> jax.Array:
     valid = levels < jnp.asarray(nvec)[:, None]  # (A, 10) padding of the 2-level heads
     if protocol == "none":
         return jnp.broadcast_to(valid, (n, nvec.size, NUM_LEVELS))
-    minimum = jnp.zeros((n, nvec.size), state.minimum_mitigation.dtype).at[:, 1].set(state.minimum_mitigation)
+    # The lowest allowed level per (agent, head), selected by head index (no scatter).
+    head = jnp.arange(nvec.size)[:, None]  # (A, 1)
+    lowest = jnp.where(head == 1, _level(state.minimum_mitigation)[:, None, None], 0)  # (N, A, 1)
     if protocol == "club":
-        minimum = minimum.at[:, 3 : 3 + n].set(state.tariff_floor)
-    return valid & (levels >= jnp.round(minimum * NUM_LEVELS)[..., None])
+        floors = jnp.pad(_level(state.tariff_floor), ((0, 0), (3, nvec.size - 3 - n)))[..., None]
+        lowest = jnp.where((head >= 3) & (head < 3 + n), floors, lowest)
+    return valid & (levels >= lowest)
+
+
+def _level(rate: jax.Array) -> jax.Array:
+    """The level of a rate, round(10·rate), as an integer."""
+    return jnp.round(rate * NUM_LEVELS).astype(jnp.int32)
 
 
 def flat_action_mask(protocol: str, mask: jax.Array) -> jax.Array:
