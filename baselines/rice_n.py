@@ -9,11 +9,12 @@ Setting (as the reference's baseline, SPEC §12, where the CPU budget allows): o
 (the observation carries the region one-hot; IPPO adds an agent id), one categorical head per
 action entry, masks applied to the logits (masked levels get −1e9), γ = 0.92 per env step
 (so with negotiation 0.92³ per 5-year step), every head sampled and scored at every step
-(no stage-relevance mask). 3 seeds are ``vmap``ped in one compiled program. Evaluation: 10
-roll-outs of the stochastic policy per seed (the paper's "10 roll-outs under 3 seeds"); each
-seed's point is the mean unrounded (climate, economic) index of its roll-outs; we report the
-points, their Pareto front's hypervolume (reference point (0, 0), SPEC §11.4) and the mean
-ΔT 2015→2100 / 2115. The paper's Fig. 2 finds that negotiation lowers the 2100 temperature.
+(``--mask-ignored-heads`` instead scores only the heads the stage reads, SPEC §18). 3 seeds
+are ``vmap``ped in one compiled program. Evaluation: 10 roll-outs of the stochastic policy
+per seed (the paper's "10 roll-outs under 3 seeds"); each seed's point is the mean unrounded
+(climate, economic) index of its roll-outs; we report the points, their Pareto front's
+hypervolume (reference point (0, 0), SPEC §11.4) and the mean ΔT 2015→2100 / 2115. The
+paper's Fig. 2 finds that negotiation lowers the 2100 temperature.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ RESULTS = Path(__file__).parent / "results"
 
 
 def train_protocol(protocol: str, args) -> dict:
-    env, params = make("rice-n", protocol=protocol)
+    env, params = make("rice-n", protocol=protocol, mask_ignored_heads=args.mask_ignored_heads)
     config = IPPOConfig(
         total_timesteps=args.steps, num_envs=args.envs, num_steps=env.episode_length, update_epochs=4,
         num_minibatches=4, gamma=0.92, gae_lambda=0.95, lr=args.lr, ent_coef=args.ent_coef, vf_coef=0.5,
@@ -104,6 +105,9 @@ def main(argv=None) -> dict:
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--mask-ignored-heads", action="store_true",
+                   help="SPEC §18 stage-relevance mask: heads the next stage ignores are pinned to level 0, so they "
+                        "add nothing to log-probabilities and entropies (default off, as the paper's baseline)")
     p.add_argument("--out", type=Path, default=RESULTS / "rice_n.json")
     args = p.parse_args(argv)
     results = []

@@ -143,18 +143,25 @@ class RiceN(Environment[RiceState, RiceParams]):
         dtype: ``"float32"`` (training) or ``"float64"`` (parity; needs ``jax_enable_x64``).
         num_activity_steps: activity steps per episode (20 in the reference: 2015 → 2115);
             fewer make quick experiments.
+        mask_ignored_heads: with negotiation, ``action_mask`` also pins the heads the next
+            stage ignores to level 0, so a masked policy's log-probability and entropy count
+            only the heads that act (SPEC §18's stage-relevance mask; a learning choice, off
+            by default as in the reference; ``flat_action_mask`` is unaffected).
     """
 
     def __init__(self, protocol: str = "none", regions: Sequence[int] | None = None, dtype: Any = "float32",
-                 num_activity_steps: int = 20):
+                 num_activity_steps: int = 20, mask_ignored_heads: bool = False):
         self.protocol = negotiation.check_protocol(protocol)
         self.regions = check_regions(regions)
         self.num_regions = n = int(self.regions.size)
         dtype = struct.check_env_dtype("RiceN", dtype)
         if not isinstance(num_activity_steps, (int, np.integer)) or not 1 <= num_activity_steps <= 20:
             raise ValueError(f"RiceN.num_activity_steps must be an integer in 1..20, got {num_activity_steps!r}")
+        if not isinstance(mask_ignored_heads, (bool, np.bool_)):
+            raise ValueError(f"RiceN.mask_ignored_heads must be a bool, got {mask_ignored_heads!r}")
         self.dtype = dtype
         self.num_activity_steps = int(num_activity_steps)
+        self.mask_ignored_heads = bool(mask_ignored_heads)
         self.negotiation_on = self.protocol != "none"
         self.steps_per_activity = 3 if self.negotiation_on else 1
         self.episode_length = self.num_activity_steps * self.steps_per_activity
@@ -268,7 +275,7 @@ class RiceN(Environment[RiceState, RiceParams]):
     def action_mask(self, group: str, state: RiceState, params: RiceParams | None = None) -> jax.Array:
         """Allowed levels (N, A, 10), True = allowed; 2-level heads use columns 0–1 (SPEC §8, §18)."""
         self._check_group(group)
-        return negotiation.action_mask(self.protocol, state)
+        return negotiation.action_mask(self.protocol, state, self.mask_ignored_heads)
 
     def flat_action_mask(self, state: RiceState) -> jax.Array:
         """The reference's flat int32 mask (N, Σnvec): 570 / 1164 entries for 27 regions."""

@@ -152,16 +152,21 @@ def club_enforce(rates: dict[str, jax.Array], state: RiceState) -> dict[str, jax
 # --- masks (SPEC §8) -------------------------------------------------------------------------
 
 
-def action_mask(protocol: str, state: RiceState) -> jax.Array:
+def action_mask(protocol: str, state: RiceState, ignored_heads: bool = False) -> jax.Array:
     """Per-agent mask in padded-logits layout (N, A, 10): True = allowed. 2-level heads use
     columns 0–1. Only the mitigation head (and, for clubs, the tariff heads) is ever
     restricted. Built as one broadcast comparison against per-head lowest levels (cheap to
-    fuse; a scatter into the (N, A, 10) mask would be materialised every step)."""
+    fuse; a scatter into the (N, A, 10) mask would be materialised every step).
+
+    ``ignored_heads`` (SPEC §18's stage-relevance mask; off in the reference): the heads the
+    next step's stage ignores (:func:`stage_slices`) allow level 0 only, so a masked policy's
+    log-probability and entropy of those heads are 0: it learns from the heads that act. The
+    environment is unchanged (it ignores those entries whatever they are)."""
     n = state.capital.shape[-1]
     nvec = action_nvec(protocol, n)
     levels = jnp.arange(NUM_LEVELS)
     valid = levels < jnp.asarray(nvec)[:, None]  # (A, 10) padding of the 2-level heads
-    if protocol == "none":
+    if protocol == "none":  # every head acts at every step
         return jnp.broadcast_to(valid, (n, nvec.size, NUM_LEVELS))
     # The lowest allowed level per (agent, head), selected by head index (no scatter).
     head = jnp.arange(nvec.size)[:, None]  # (A, 1)
@@ -169,7 +174,19 @@ def action_mask(protocol: str, state: RiceState) -> jax.Array:
     if protocol == "club":
         floors = jnp.pad(_level(state.tariff_floor), ((0, 0), (3, nvec.size - 3 - n)))[..., None]
         lowest = jnp.where((head >= 3) & (head < 3 + n), floors, lowest)
-    return valid & (levels >= lowest)
+    mask = valid & (levels >= lowest)
+    if ignored_heads:  # an ignored head allows level 0 only, even the mitigation head
+        mask = jnp.where(_acting_heads(protocol, n, (state.time + 1) % 3), mask, levels == 0)
+    return mask
+
+
+def _acting_heads(protocol: str, n: int, stage: jax.Array) -> jax.Array:
+    """(A, 1) booleans: the heads read at ``stage`` (0 activity, 1 proposal, 2 evaluation)."""
+    slices = stage_slices(protocol, n)
+    bounds = np.array([slices[name] for name in ("activity", "proposal", "evaluation")])
+    head = jnp.arange(int(bounds.max()))[:, None]
+    start, stop = jnp.asarray(bounds[:, 0])[stage], jnp.asarray(bounds[:, 1])[stage]
+    return (head >= start) & (head < stop)
 
 
 def _level(rate: jax.Array) -> jax.Array:

@@ -128,3 +128,43 @@ def test_masks_follow_the_minimum(protocol):
     assert not mask[:, -1, 2:].any() and mask[:, -1, :2].all()  # 2-level heads: padding
     flat = np.asarray(env.flat_action_mask(state))
     assert flat.shape == (4, int(env.nvec.sum()))
+
+
+@pytest.mark.parametrize("protocol", ["bilateral", "club"])
+def test_mask_ignored_heads_pins_only_the_heads_the_next_stage_ignores(protocol):
+    """SPEC §18's stage-relevance mask: acting heads keep the reference mask, ignored heads
+    allow level 0 only, so their log-probability and entropy under a masked policy are 0."""
+    from jaxclimate.algos.distributions import ActionHead
+
+    plain = RiceN(protocol=protocol, regions=[0, 5, 12], num_activity_steps=2)
+    pinned = RiceN(protocol=protocol, regions=[0, 5, 12], num_activity_steps=2, mask_ignored_heads=True)
+    params = plain.default_params
+    head = ActionHead(plain.action_space())
+    _, state = plain.reset(jax.random.PRNGKey(0), params)
+    logits = jax.random.normal(jax.random.PRNGKey(1), (3, head.num_outputs))
+    order = ("activity", "proposal", "evaluation")
+    for t in range(4):
+        stage = (int(state.time) + 1) % 3  # the stage the next action is read at
+        start, stop = plain.stage_slices[order[stage]]
+        a, b = np.asarray(plain.action_mask("regions", state)), np.asarray(pinned.action_mask("regions", state))
+        np.testing.assert_array_equal(b[:, start:stop], a[:, start:stop])
+        ignored = np.r_[0:start, stop : plain.nvec.size]
+        assert b[:, ignored, 0].all() and not b[:, ignored, 1:].any()
+        np.testing.assert_array_equal(pinned.flat_action_mask(state), plain.flat_action_mask(state))
+        # masked policy: ignored heads are always level 0 and contribute nothing
+        pinned_dist, plain_dist = head.distribution(logits, None, jnp.asarray(b)), head.distribution(logits, None, jnp.asarray(a))
+        action = pinned_dist.sample(jax.random.PRNGKey(t))
+        assert (np.asarray(action)[:, ignored] == 0).all()
+        acting = np.r_[start:stop]
+        np.testing.assert_allclose(pinned_dist.entropy(), _per_head(logits, a, acting, action)[1], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(pinned_dist.log_prob(action), _per_head(logits, a, acting, action)[0], rtol=1e-5, atol=1e-6)
+        state = plain.step(jax.random.PRNGKey(t), state, {"regions": action}, params)[1]
+
+
+def _per_head(logits, mask, heads, action):
+    """(log-probability of ``action``, entropy) summed over ``heads`` only, under ``mask``."""
+    lp = jax.nn.log_softmax(jnp.where(jnp.asarray(mask), logits.reshape(mask.shape), -1e9), axis=-1)
+    taken = jnp.take_along_axis(lp, jnp.asarray(action)[..., None], axis=-1)[..., 0]
+    p = jnp.exp(lp)
+    entropy = -jnp.sum(jnp.where(p > 0, p * lp, 0.0), axis=-1)
+    return taken[:, heads].sum(axis=1), entropy[:, heads].sum(axis=1)
