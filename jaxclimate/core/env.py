@@ -86,11 +86,23 @@ class Environment(Generic[StateT, ParamsT]):
         """One transition: ``(obs, state, rewards, terminated, info)``; no time limit, no reset."""
         raise NotImplementedError
 
-    def observation_space(self, group: str) -> Space:
-        raise NotImplementedError
+    def observation_space(self, group: str | None = None) -> Space:
+        """One agent's observation space in ``group`` (default: the only group). Provided for
+        environments whose agents all share ``self._observation_space``; override otherwise."""
+        return self._shared_space("_observation_space", group)
 
-    def action_space(self, group: str) -> Space:
-        raise NotImplementedError
+    def action_space(self, group: str | None = None) -> Space:
+        """One agent's action space in ``group`` (default: the only group); see
+        :meth:`observation_space`."""
+        return self._shared_space("_action_space", group)
+
+    def _shared_space(self, attribute: str, group: str | None) -> Space:
+        if group is None and len(self.agents) == 1:
+            group = next(iter(self.agents))
+        self._check_group(group)
+        if not hasattr(self, attribute):
+            raise NotImplementedError(f"{type(self).__name__} must set {attribute} or override {attribute[1:]}")
+        return getattr(self, attribute)
 
     #: Optional: ``observation(state, params) -> obs`` when observations are a function of the
     #: state alone. ``step`` then selects the reset *state* and builds one observation,

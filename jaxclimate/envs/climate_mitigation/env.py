@@ -253,14 +253,6 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
             self._initial_temperature = self.engine.initial_temperature()
         return MitigationParams(initial_obs_temperature=self._initial_temperature, **self._preset)
 
-    def observation_space(self, group: str = GROUP) -> Box:
-        self._check_group(group)
-        return self._observation_space
-
-    def action_space(self, group: str = GROUP) -> MultiDiscrete:
-        self._check_group(group)
-        return self._action_space
-
     # --- dynamics ---------------------------------------------------------------------
     def reset_env(self, key: jax.Array, params: MitigationParams) -> tuple[dict, MitigationState]:
         n, dt = self.num_agents, self.dtype

@@ -214,14 +214,6 @@ class EBMEnv(Environment[EBMState, EBMParams]):
     def default_params(self) -> EBMParams:
         return EBMParams()
 
-    def observation_space(self, group: str = GROUP) -> Box:
-        self._check_group(group)
-        return self._observation_space
-
-    def action_space(self, group: str = GROUP) -> Box:
-        self._check_group(group)
-        return self._action_space
-
     def reference_action(self) -> jax.Array:
         """The reference parameters as an action for every agent, (N, act_dim) float32."""
         m = self.lat_per_action

@@ -184,14 +184,6 @@ class RiceN(Environment[RiceState, RiceParams]):
     def default_params(self) -> RiceParams:
         return self._params()
 
-    def observation_space(self, group: str = GROUP) -> Box:
-        self._check_group(group)
-        return self._observation_space
-
-    def action_space(self, group: str = GROUP) -> MultiDiscrete:
-        self._check_group(group)
-        return self._action_space
-
     # --- dynamics ---------------------------------------------------------------------------
     def reset_env(self, key: jax.Array, params: RiceParams) -> tuple[dict, RiceState]:
         state = initial_state(params, self.dtype)
