@@ -12,7 +12,10 @@ Differences from the authors, all options: batches are drawn uniformly with repl
 the training windows; ``--steps-per-epoch`` defines shorter "epochs" (validation, LR schedule
 and early stopping run per epoch) and ``--val-samples`` validates on a fixed random subset
 (the final validation and test metrics always use every sample); ``--time-budget`` stops
-cleanly after that many minutes. The run directory holds ``metrics.jsonl`` and orbax
+cleanly after that many minutes. ``--schedule cosine`` replaces the plateau halving by a cosine
+decay per epoch from ``--lr`` to the minimum learning rate over ``--epochs``, and
+``--init-from RUN`` starts from the best weights of an earlier run of the same model and
+dataset (fine-tuning with a fresh optimiser). The run directory holds ``metrics.jsonl`` and orbax
 checkpoints; running the same command again resumes from the last epoch and gives the same
 result as an uninterrupted run. Ctrl-C saves and exits.
 """
@@ -54,6 +57,8 @@ class FitConfig:
     val_samples: int | None = None  # None: the whole validation split every epoch
     seed: int = 0
     split_seed: int = 0
+    schedule: str = "plateau"  # "plateau" (the authors') or "cosine" (per epoch, over max_epochs)
+    init_from: str | None = None  # a run directory whose best weights start this run
 
     def __post_init__(self) -> None:
         checks = {
@@ -66,6 +71,7 @@ class FitConfig:
             "plateau_patience": self.plateau_patience >= 0,
             "early_stop_patience": self.early_stop_patience >= 1,
             "val_samples": self.val_samples is None or self.val_samples >= 1,
+            "schedule": self.schedule in ("plateau", "cosine"),
         }
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
@@ -179,10 +185,19 @@ def initial_state(config: FitConfig, params: Any, optimizer) -> dict[str, Any]:
     }
 
 
+def cosine_learning_rate(config: FitConfig, epoch: int) -> float:
+    """lr_min + ½ (lr − lr_min)(1 + cos(π · epoch / max_epochs)): the rate for epoch ``epoch + 1``."""
+    lo, hi = config.min_learning_rate, config.learning_rate
+    return lo + 0.5 * (hi - lo) * (1 + math.cos(math.pi * min(epoch, config.max_epochs) / config.max_epochs))
+
+
 def update_schedule(state: dict, val_rmse: float, config: FitConfig) -> dict:
-    """Host-side ReduceLROnPlateau (mode min, relative threshold) and early-stopping counters."""
+    """Host-side learning-rate schedule (ReduceLROnPlateau, mode min, relative threshold; or
+    the cosine decay) and early-stopping counters."""
     state = dict(state)
-    if val_rmse < float(state["plateau_best"]) * (1 - config.plateau_threshold):
+    if config.schedule == "cosine":
+        state["learning_rate"] = np.asarray(cosine_learning_rate(config, int(state["epoch"])), np.float32)
+    elif val_rmse < float(state["plateau_best"]) * (1 - config.plateau_threshold):
         state["plateau_best"], state["plateau_bad"] = np.asarray(val_rmse), np.asarray(0)
     else:
         state["plateau_bad"] = np.asarray(int(state["plateau_bad"]) + 1)
@@ -219,6 +234,8 @@ def fit(
     optimizer = make_optimizer(config)
     params = sg.init_params(model_config, jax.random.PRNGKey(config.seed + 1))
     state = initial_state(config, params, optimizer)
+    if config.init_from is not None:
+        state = initial_state(config, _best_params_of(Path(config.init_from), state), optimizer)
     ckpt = Checkpointer(run_dir / "checkpoints")
     restored = ckpt.restore_latest(like=state)
     if restored is not None:
@@ -274,6 +291,22 @@ def fit(
             "splits": prepared.splits, "model_config": model_config}
 
 
+def _best_params_of(run_dir: Path, like_state: dict) -> Any:
+    """The best-validation weights saved in an earlier run directory of the same model."""
+    from jaxclimate.checkpoint import Checkpointer
+
+    if not (run_dir / "checkpoints").is_dir():
+        raise ValueError(f"FitConfig.init_from: {run_dir} has no checkpoints/ (not a fit run directory)")
+    ckpt = Checkpointer(run_dir / "checkpoints")
+    try:
+        restored = ckpt.restore_latest(like=like_state)
+    finally:
+        ckpt.close()
+    if restored is None:
+        raise ValueError(f"FitConfig.init_from: no checkpoint in {run_dir}/checkpoints")
+    return restored["best_params"]
+
+
 def _validation_samples(prepared: PreparedData, config: FitConfig) -> tuple[jax.Array, jax.Array]:
     s, t = all_samples(prepared.splits["val"])
     if config.val_samples is not None and config.val_samples < len(s):
@@ -286,7 +319,8 @@ def _check_run_config(run_dir: Path, config: FitConfig) -> None:
     path = run_dir / "fit_config.json"
     as_json = dataclasses.asdict(config)
     if path.exists():
-        existing = json.loads(path.read_text())
+        # Fields added after a run began take their defaults (older runs stay resumable).
+        existing = {**dataclasses.asdict(FitConfig()), **json.loads(path.read_text())}
         # max_epochs may grow between runs (continue training); everything else must match.
         if {k: v for k, v in existing.items() if k != "max_epochs"} != {k: v for k, v in as_json.items() if k != "max_epochs"}:
             raise ValueError(f"{run_dir} was started with a different configuration: {existing}; use a new --run-dir")
@@ -306,12 +340,16 @@ def main(argv=None) -> int:
     p.add_argument("--batch-size", type=int, default=512)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--schedule", choices=["plateau", "cosine"], default="plateau",
+                   help="plateau: halve on a validation plateau (the authors'); cosine: decay over --epochs")
+    p.add_argument("--init-from", type=Path, default=None, help="start from the best weights of this earlier run dir")
     p.add_argument("--time-budget", type=float, default=None, help="minutes; stop cleanly after this")
     p.add_argument("--export", type=Path, default=None, help="write weights + card to this folder at the end")
     args = p.parse_args(argv)
     try:
         config = FitConfig(model=args.model, learning_rate=args.lr, batch_size=args.batch_size, max_epochs=args.epochs,
-                           steps_per_epoch=args.steps_per_epoch, val_samples=args.val_samples, seed=args.seed)
+                           steps_per_epoch=args.steps_per_epoch, val_samples=args.val_samples, seed=args.seed,
+                           schedule=args.schedule, init_from=None if args.init_from is None else str(args.init_from))
         data = ds.load_dataset(args.data)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)

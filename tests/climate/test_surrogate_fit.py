@@ -63,6 +63,33 @@ def test_plateau_schedule_and_early_stopping_counters():
     assert float(state["best_val"]) == pytest.approx(0.4) and int(state["epochs_since_best"]) == 0
 
 
+def test_cosine_schedule_decays_from_lr_to_min_over_max_epochs():
+    cfg = fit.FitConfig(schedule="cosine", learning_rate=1e-3, min_learning_rate=1e-5, max_epochs=4)
+    state = fit.initial_state(cfg, {"w": np.zeros(1)}, fit.make_optimizer(cfg))
+    lrs = []
+    for epoch, val in enumerate([1.0, 2.0, 2.0, 2.0], start=1):  # validation does not steer it
+        state = fit.update_schedule({**state, "epoch": np.asarray(epoch)}, val, cfg)
+        lrs.append(float(state["learning_rate"]))
+    mid = 1e-5 + 0.5 * (1e-3 - 1e-5)
+    assert lrs == pytest.approx([1e-5 + (mid - 1e-5) * (1 + np.cos(np.pi / 4)), mid,
+                                 1e-5 + (mid - 1e-5) * (1 + np.cos(3 * np.pi / 4)), 1e-5], rel=1e-6)
+    with pytest.raises(ValueError, match="schedule"):
+        fit.FitConfig(schedule="linear")
+
+
+def test_init_from_starts_at_the_earlier_runs_best_weights(tiny_data, tmp_path):
+    first = fit.fit(tiny_data, fit.FitConfig(**{**TINY, "max_epochs": 2}), tmp_path / "a", progress=False)
+    # a learning rate too small to move float32 weights: the fine-tune keeps what it started from
+    tuned = fit.fit(tiny_data, fit.FitConfig(**{**TINY, "max_epochs": 1, "learning_rate": 1e-30, "weight_decay": 0.0,
+                                                "init_from": str(tmp_path / "a")}), tmp_path / "b", progress=False)
+    for a, b in zip(jax.tree_util.tree_leaves(first["params"]), jax.tree_util.tree_leaves(tuned["params"])):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert tuned["metrics"]["val_rmse"] == pytest.approx(first["metrics"]["val_rmse"])
+    with pytest.raises(ValueError, match="init_from"):
+        fit.fit(tiny_data, fit.FitConfig(**{**TINY, "init_from": str(tmp_path / "nowhere")}), tmp_path / "c",
+                progress=False)
+
+
 def test_fit_learns_and_resume_equals_uninterrupted(tiny_data, tmp_path):
     cfg = fit.FitConfig(**TINY)
     straight = fit.fit(tiny_data, cfg, tmp_path / "a", progress=False)
