@@ -10,7 +10,10 @@ Rows: random valid actions (see ``rollout_checksum``), ``--episodes`` whole epis
 observation, 27 × 1043 / 1207 features, written to memory every step as a rollout writes it);
 "step + mask" rows also write the padded (N, A, 10) action mask every step (37k entries with
 negotiation; the original's step returns a flat mask of about the same size); "dynamics only"
-rows time the state transition alone (no observation, no auto-reset). At 1024 envs one step's
+rows time the state transition alone (no observation, no auto-reset). "factored" rows time
+``env.step`` with ``observation="factored"`` (the features all regions share written once per
+env, 1007 + 27 × 36 floats instead of 27 × 1043: the same information, see
+``jaxclimate.core.factored``). At 1024 envs one step's
 observations are 115 MB (112 KB per env step): writing them is bounded by memory bandwidth
 (the script measures this machine's rate of one pass over an array that size and prints the
 ceiling it puts on ``env.step``). Compile time separately; median of ``--repeats`` runs.
@@ -44,8 +47,14 @@ from jaxclimate import make  # noqa: E402
 ORIGINAL_ENV_STEPS_PER_S = {"none": 110.0, "bilateral": 173.0}
 
 
-#: what is timed -> (with_mask, with_obs) of :func:`rollout_checksum`
-VARIANTS = {"dynamics only": (False, False), "step": (False, True), "step + mask": (True, True)}
+#: what is timed -> (with_mask, with_obs, observation layout) of :func:`rollout_checksum`
+VARIANTS = {
+    "dynamics only": (False, False, "flat"),
+    "step": (False, True, "flat"),
+    "step + mask": (True, True, "flat"),
+    "step, factored": (False, True, "factored"),
+    "step + mask, factored": (True, True, "factored"),
+}
 
 
 def parse_args(argv=None):
@@ -101,16 +110,17 @@ def rollout_checksum(env, params, keys, num_steps, with_mask: bool = False, with
 
     mask = masks(state) if with_mask else jnp.zeros((), bool)
     (obs, mask, _, total), _ = jax.lax.scan(body, (obs, mask, state, jnp.zeros(())), jnp.arange(num_steps))
-    return total + obs["regions"].sum() + mask.sum() if with_obs else total
+    obs_sum = sum(x.sum() for x in jax.tree_util.tree_leaves(obs["regions"]))
+    return total + obs_sum + mask.sum() if with_obs else total
 
 
 def rows_for(protocol: str, what: str, args) -> list[dict]:
-    env, params = make("rice-n", protocol=protocol)
+    with_mask, with_obs, layout = VARIANTS[what]
+    env, params = make("rice-n", protocol=protocol, observation=layout)
     steps = args.episodes * env.episode_length
     rows = []
     for n in args.envs:
         keys = jax.random.split(jax.random.PRNGKey(0), n)
-        with_mask, with_obs = VARIANTS[what]
         fn = lambda k: rollout_checksum(env, params, k, steps, with_mask, with_obs)  # noqa: E731
         t = time_compiled(fn, keys, repeats=args.repeats)
         sps = n * steps / t["median_s"]
@@ -119,7 +129,7 @@ def rows_for(protocol: str, what: str, args) -> list[dict]:
         if protocol in ORIGINAL_ENV_STEPS_PER_S:
             row["speedup_vs_original"] = sps / ORIGINAL_ENV_STEPS_PER_S[protocol]
         rows.append(row)
-        print(f"  {protocol:>9} {row['what']:>11} {n:>5} envs: {sps:,.0f} env-steps/s", flush=True)
+        print(f"  {protocol:>9} {row['what']:>21} {n:>5} envs: {sps:,.0f} env-steps/s", flush=True)
     return rows
 
 

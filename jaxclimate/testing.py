@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxclimate.core.env import Environment, EnvParams
+from jaxclimate.core.factored import FactoredBox
 
 
 def check_env(
@@ -88,7 +89,12 @@ def _check_spaces_and_values(env, params, key, num_steps, check_bounds) -> None:
     obs0, outs = _rollout_jit(env, params, key, num_steps)
     for group, n in env.agents.items():
         obs_space, act_space = env.observation_space(group), env.action_space(group)
-        all_obs = np.concatenate([np.asarray(obs0[group])[None], np.asarray(outs["obs"][group])])
+        first, rest = obs0[group], outs["obs"][group]
+        if isinstance(obs_space, FactoredBox):  # checked in the flat layout it stands for
+            _check_factored_shapes(env.name, group, n, obs_space, first, rest)
+            first, rest = obs_space.flatten(first), obs_space.flatten(rest)
+            obs_space = obs_space.flat_space
+        all_obs = np.concatenate([np.asarray(first)[None], np.asarray(rest)])
         assert all_obs.shape[1:] == (n, *obs_space.shape), (
             f"{env.name}: obs[{group!r}] has shape {all_obs.shape[1:]}, expected {(n, *obs_space.shape)}"
         )
@@ -105,6 +111,13 @@ def _check_spaces_and_values(env, params, key, num_steps, check_bounds) -> None:
         assert np.all(np.isfinite(rewards)), f"{env.name}: non-finite reward in group {group!r}"
     assert np.asarray(outs["terminated"]).shape == (num_steps,), f"{env.name}: terminated must be a scalar per step"
     assert np.asarray(outs["truncated"]).shape == (num_steps,), f"{env.name}: truncated must be a scalar per step"
+
+
+def _check_factored_shapes(name, group, n, space, first, rest) -> None:
+    for obs, lead in ((first, ()), (rest, (np.shape(rest.own)[0],))):
+        expected = ((*lead, *space.shared.shape), (*lead, n, *space.own.shape))
+        got = (tuple(np.shape(obs.shared)), tuple(np.shape(obs.own)))
+        assert got == expected, f"{name}: factored obs[{group!r}] (shared, own) shapes {got}, expected {expected}"
 
 
 def _check_determinism(env, params, key, num_steps) -> None:

@@ -70,3 +70,22 @@ def test_multibinary():
 def test_invalid_spaces(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+def test_factored_box_flattens_in_the_declared_column_order():
+    from jaxclimate.core.factored import FactoredBox, FactoredObs
+
+    space = FactoredBox(shared_dim=3, own_dim=4, insert_at=1)
+    assert space.shape == (7,) and space.flat_space.shape == (7,)
+    shared = jnp.array([10.0, 11.0, 12.0])
+    own = jnp.arange(8.0).reshape(2, 4)  # two agents
+    flat = space.flatten(FactoredObs(shared, own))
+    np.testing.assert_array_equal(flat, [[0, 10, 11, 12, 1, 2, 3], [4, 10, 11, 12, 5, 6, 7]])
+    # leading batch axes are kept
+    batched = space.flatten(FactoredObs(jnp.stack([shared, shared + 1]), jnp.stack([own, own])))
+    assert batched.shape == (2, 2, 7) and float(batched[1, 0, 1]) == 11.0
+    one = space.sample(jax.random.PRNGKey(0))
+    assert bool(space.contains(one)) and not bool(space.contains(jnp.zeros(7)))
+    assert not bool(space.contains(FactoredObs(jnp.zeros(2), jnp.zeros(4))))
+    with pytest.raises(ValueError, match="insert_at"):
+        FactoredBox(3, 4, insert_at=5)

@@ -137,7 +137,7 @@ def rollout_arrays(env: RiceN, params: RiceParams, policy: Callable, keys: jax.A
             obs, state = carry
             actions = policy(k, obs["regions"], env.action_mask("regions", state, params))
             state, _ = env.transition(state, actions, params)
-            return ({"regions": env.observe(state)}, state), (state, state.reward)
+            return (env.observation(state, params), state), (state, state.reward)  # the env's layout
 
         _, (states, rewards) = jax.lax.scan(body, (obs, state), jax.random.split(key, env.episode_length))
         states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), state, states)

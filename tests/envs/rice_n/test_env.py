@@ -16,12 +16,13 @@ from jaxclimate.testing import check_env
 SMALL = [0, 5, 12, 20]
 
 
-@pytest.mark.parametrize("protocol", ["none", "bilateral", "club"])
-def test_check_env(protocol, x64):
+@pytest.mark.parametrize("protocol, observation", [("none", "flat"), ("bilateral", "flat"), ("club", "flat"),
+                                                   ("bilateral", "factored")])
+def test_check_env(protocol, observation, x64):
     # float64: domestic consumption of an export-saturated region is a cancellation residue
     # (SPEC §15), so in float32 a batched reduction that sums in another order moves that
     # region's utility by up to ~1e-3 relative; in float64 the same reordering is invisible.
-    env = RiceN(protocol=protocol, regions=SMALL, num_activity_steps=3, dtype="float64")
+    env = RiceN(protocol=protocol, regions=SMALL, num_activity_steps=3, dtype="float64", observation=observation)
     params = env.default_params
     variants = [params, params.replace(a2=0.01, utility_offset=0.5)]
     check_env(env, params.replace(max_steps=5), params_variants=variants, num_steps=4)
@@ -46,6 +47,8 @@ def test_bad_input_errors():
         RiceN(regions=[0, 99])
     with pytest.raises(ValueError, match="num_activity_steps"):
         RiceN(num_activity_steps=0)
+    with pytest.raises(ValueError, match="RiceN.observation must be one of"):
+        RiceN(observation="compact")
     env = RiceN(regions=SMALL)
     _, state = env.reset(jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match=r"actions\['regions'\] must have shape"):
@@ -177,3 +180,27 @@ def test_batched_envs_at_different_stages_step_like_single_envs(protocol, x64):
                 np.testing.assert_allclose(rewards["regions"][e], want_r["regions"], rtol=1e-12, atol=1e-12)
             batch = batch_next
         assert len(set(np.asarray(batch.time % 3).tolist())) == (1 if int(skew[-1]) == 0 else 3)
+
+
+@pytest.mark.parametrize("protocol", ["none", "bilateral", "club"])
+def test_factored_observation_flattens_to_the_flat_one_exactly(protocol):
+    flat = RiceN(protocol=protocol, regions=SMALL, num_activity_steps=2)
+    factored = RiceN(protocol=protocol, regions=SMALL, num_activity_steps=2, observation="factored")
+    space = factored.observation_space("regions")
+    n = len(SMALL)
+    assert space.shape == (flat.obs_dim,) and space.insert_at == n
+    # the shared block holds everything that is the same for every region (one-hot excluded)
+    assert space.shared.shape[0] == 7 + (2 if protocol != "none" else 1) + 10 * n + n * n
+    step = jax.jit(lambda env, k, s, a: env.step(k, s, a), static_argnums=0)
+    (obs_a, state_a), (obs_b, state_b) = flat.reset(jax.random.PRNGKey(0)), factored.reset(jax.random.PRNGKey(0))
+    for t in range(7):  # past an episode end (auto-reset) and through every negotiation stage
+        k = jax.random.PRNGKey(t)
+        actions = flat.sample_actions(jax.random.fold_in(k, 1))
+        obs_a, state_a, *_ = step(flat, k, state_a, actions)
+        obs_b, state_b, *_ = step(factored, k, state_b, actions)
+        assert obs_b["regions"].shared.shape == space.shared.shape
+        np.testing.assert_array_equal(np.asarray(space.flatten(obs_b["regions"])), np.asarray(obs_a["regions"]))
+        assert bool(space.contains(jax.tree_util.tree_map(lambda x: x[0] if x.ndim == 2 else x, obs_b["regions"])))
+    # batched: flatten keeps leading env axes
+    obs_v, _ = jax.vmap(factored.reset)(jax.random.split(jax.random.PRNGKey(1), 3))
+    assert space.flatten(obs_v["regions"]).shape == (3, n, flat.obs_dim)

@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-from jaxclimate.envs.rice_n import dynamics, replay, state_from_record
+from jaxclimate.envs.rice_n import RiceN, dynamics, replay, state_from_record
 from tests.envs.rice_n import golden
 
 pytestmark = pytest.mark.usefixtures("x64")
@@ -84,6 +84,12 @@ def test_observations_rebuilt_from_recorded_state(name):
     np.testing.assert_array_equal(obs, g["obs"])  # float32 arithmetic as the reference: bit-exact
     masks = np.stack([np.asarray(env.flat_action_mask(state_from_record(g, k))) for k in rows])
     np.testing.assert_array_equal(masks, g["action_mask"])
+    # the factored layout carries the same features: flattened, bit-exact too
+    factored = RiceN(protocol=env.protocol, dtype=env.dtype, observation="factored")
+    space = factored.observation_space("regions")
+    flat = np.stack([np.asarray(space.flatten(factored.observation(state_from_record(g, k))["regions"]))
+                     for k in rows[::5]])
+    np.testing.assert_array_equal(flat, g["obs"][::5])
 
 
 def _check_one_step(name: str) -> list[str]:
