@@ -9,7 +9,8 @@ Setting (as the reference's baseline, SPEC §12, where the CPU budget allows): o
 (the observation carries the region one-hot; IPPO adds an agent id), one categorical head per
 action entry, masks applied to the logits (masked levels get −1e9), γ = 0.92 per env step
 (so with negotiation 0.92³ per 5-year step), every head sampled and scored at every step
-(``--mask-ignored-heads`` instead scores only the heads the stage reads, SPEC §18). 3 seeds
+(``--mask-ignored-heads`` instead scores only the heads the stage reads, SPEC §18;
+``--observation factored`` trains on the factored layout, see ``jaxclimate.core.factored``). 3 seeds
 are ``vmap``ped in one compiled program. Evaluation: 10 roll-outs of the stochastic policy
 per seed (the paper's "10 roll-outs under 3 seeds"); each seed's point is the mean unrounded
 (climate, economic) index of its roll-outs; we report the points, their Pareto front's
@@ -43,7 +44,8 @@ RESULTS = Path(__file__).parent / "results"
 
 
 def train_protocol(protocol: str, args) -> dict:
-    env, params = make("rice-n", protocol=protocol, mask_ignored_heads=args.mask_ignored_heads)
+    env, params = make("rice-n", protocol=protocol, mask_ignored_heads=args.mask_ignored_heads,
+                       observation=args.observation)
     config = IPPOConfig(
         total_timesteps=args.steps, num_envs=args.envs, num_steps=env.episode_length, update_epochs=4,
         num_minibatches=4, gamma=0.92, gae_lambda=0.95, lr=args.lr, ent_coef=args.ent_coef, vf_coef=0.5,
@@ -71,7 +73,8 @@ def evaluate(env, params, trainer, policy_params, args) -> dict:
     """10 stochastic roll-outs per seed -> per-seed mean indices, hypervolume, temperatures."""
     def rollouts(p, keys):
         def policy(k, obs, mask):
-            actions, _ = trainer.act(p, {"regions": obs[None]}, {"regions": None}, jnp.zeros((1,), bool), k,
+            batched = jax.tree_util.tree_map(lambda x: x[None], obs)  # flat or factored
+            actions, _ = trainer.act(p, {"regions": batched}, {"regions": None}, jnp.zeros((1,), bool), k,
                                      deterministic=False, mask={"regions": mask[None]})
             return actions["regions"][0]
 
@@ -108,6 +111,9 @@ def main(argv=None) -> dict:
     p.add_argument("--mask-ignored-heads", action="store_true",
                    help="SPEC §18 stage-relevance mask: heads the next stage ignores are pinned to level 0, so they "
                         "add nothing to log-probabilities and entropies (default off, as the paper's baseline)")
+    p.add_argument("--observation", choices=["flat", "factored"], default="flat",
+                   help="factored: the features all regions share kept once per env in the rollout buffer and "
+                        "multiplied once per env by the first layer (same policy class; minibatches of whole envs)")
     p.add_argument("--out", type=Path, default=RESULTS / "rice_n.json")
     args = p.parse_args(argv)
     results = []

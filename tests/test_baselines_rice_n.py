@@ -13,7 +13,7 @@ from jaxclimate.envs.rice_n import evaluation as ev
 SCRIPT = Path(__file__).resolve().parents[1] / "baselines" / "rice_n.py"
 
 
-@pytest.mark.parametrize("flags", [[], ["--mask-ignored-heads"]])
+@pytest.mark.parametrize("flags", [[], ["--mask-ignored-heads", "--observation", "factored"]])
 def test_rice_n_baseline_tiny_run(tmp_path, flags):
     spec = importlib.util.spec_from_file_location("rice_n_baseline", SCRIPT)
     module = importlib.util.module_from_spec(spec)
@@ -33,3 +33,4 @@ def test_rice_n_baseline_tiny_run(tmp_path, flags):
     np.testing.assert_allclose(points[:, 0], expected, rtol=1e-6)
     assert payload["results"][0]["points"] == result["points"]
     assert saved["config"]["mask_ignored_heads"] == bool(flags)
+    assert saved["config"]["observation"] == ("factored" if flags else "flat")

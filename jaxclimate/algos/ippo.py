@@ -22,6 +22,14 @@ recurrent and feed-forward networks share one update path.
 
 Environments may provide ``action_mask(group, state, params)`` (boolean, the padded-logits
 shape of the head per agent): masked choices get probability 0.
+
+Factored observations. A group whose observation space is a
+:class:`~jaxclimate.core.factored.FactoredBox` (e.g. ``RiceN(observation="factored")``) keeps
+the features its agents share once per environment through the rollout buffer, and the
+networks' first layers multiply them once per environment
+(:class:`~jaxclimate.algos.networks.FactoredDense`). The policy is the same function of the
+flat observation; minibatches then take whole environments (all agents of an env together),
+so ``num_minibatches`` must divide ``num_envs``.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from jaxclimate.algos.gae import generalized_advantages
 from jaxclimate.algos.losses import ppo_loss
 from jaxclimate.algos.networks import ACTIVATIONS, NETWORKS, ActorCritic, initial_carry
 from jaxclimate.core import struct
+from jaxclimate.core.factored import FactoredBox, FactoredObs
 from jaxclimate.core.wrappers import EpisodeStatistics
 
 #: Hyper-parameters that may be traced (vmapped over) rather than fixed at compile time.
@@ -149,7 +158,16 @@ class _Group:
         obs_space = env.observation_space(name)
         if len(obs_space.shape) != 1:
             raise ValueError(f"IPPO needs flat observations; group {name!r} has shape {obs_space.shape}")
+        self.factored = isinstance(obs_space, FactoredBox)
+        if self.factored and config.num_envs % config.num_minibatches:
+            raise ValueError(
+                f"IPPOConfig.num_minibatches ({config.num_minibatches}) must divide num_envs ({config.num_envs}) for "
+                f"group {name!r}: its observations are factored, so minibatches take whole environments"
+            )
         self.obs_dim = obs_space.shape[0] + (self.n if self.shared else 0)
+        if self.factored:
+            self.shared_dim = obs_space.shared.shape[0]
+            self.own_dim = self.obs_dim - self.shared_dim
         self.net = ActorCritic(
             num_outputs=self.head.num_outputs,
             network=config.network,
@@ -170,13 +188,36 @@ class _Group:
             return x.reshape(-1, self.n, *x.shape[2:])
         return jnp.swapaxes(x, 0, 1)
 
-    def observe(self, obs: jax.Array) -> jax.Array:
-        """Env obs (E, N, d) -> learner obs (L, B, d') (+ one-hot agent id when shared)."""
+    def observe(self, obs: jax.Array | FactoredObs) -> jax.Array | FactoredObs:
+        """Env obs (E, N, d) -> learner obs (L, B, d') (+ one-hot agent id when shared). Factored:
+        own features as that, shared (E, Fs) -> (L, E, Fs) (one per env, per learner)."""
+        if self.factored:
+            shared = obs.shared.astype(jnp.float32)[None]
+            shared = shared if self.shared else jnp.broadcast_to(shared, (self.n, *shared.shape[1:]))
+            return FactoredObs(shared=shared, own=self._own_with_ids(obs.own))
+        return self._own_with_ids(obs)
+
+    def _own_with_ids(self, obs: jax.Array) -> jax.Array:
         obs = obs.astype(jnp.float32)
         if self.shared:
             ids = jnp.broadcast_to(jnp.eye(self.n, dtype=jnp.float32), (obs.shape[0], self.n, self.n))
             obs = jnp.concatenate([obs, ids], axis=-1)
         return self.to_learners(obs)
+
+    def dummy_obs(self) -> jax.Array | FactoredObs:
+        """A (1, 1, ·) observation of one agent, for initialising parameters."""
+        if self.factored:
+            return FactoredObs(jnp.zeros((1, 1, self.shared_dim)), jnp.zeros((1, 1, self.own_dim)))
+        return jnp.zeros((1, 1, self.obs_dim))
+
+    def batch_permutation(self, key: jax.Array, num_envs: int) -> tuple[jax.Array, jax.Array]:
+        """(batch order, env order) for minibatches: any order of the B rows, or, factored,
+        whole environments (the B rows of env e are e·r … e·r + r − 1)."""
+        if not self.factored:
+            return jax.random.permutation(key, self.batch), None
+        envs = jax.random.permutation(key, num_envs)
+        per_env = self.batch // num_envs
+        return (envs[:, None] * per_env + jnp.arange(per_env)).reshape(-1), envs
 
     def init_carry(self) -> Any:
         one = initial_carry(self.network, self.hidden, self.batch)
@@ -184,13 +225,18 @@ class _Group:
 
     def init_params(self, key: jax.Array) -> Any:
         carry = initial_carry(self.network, self.hidden, 1)
-        dummy_obs, dummy_reset = jnp.zeros((1, 1, self.obs_dim)), jnp.zeros((1, 1), bool)
+        dummy_obs, dummy_reset = self.dummy_obs(), jnp.zeros((1, 1), bool)
         keys = jax.random.split(key, self.num_learners)
         return jax.vmap(lambda k: self.net.init(k, carry, dummy_obs, dummy_reset)["params"])(keys)
 
     def apply(self, params, carry, obs, resets):
         """One learner: obs (T, B, d), resets (T, B) -> carry, actor out, log_std, value."""
         return self.net.apply({"params": params}, carry, obs, resets)
+
+
+def _time_axis(obs: Any) -> Any:
+    """(L, B, ...) -> (L, 1, B, ...) for every leaf (a flat or a factored observation)."""
+    return jax.tree_util.tree_map(lambda x: x[:, None], obs)
 
 
 def make_trainer(env, env_params, config: IPPOConfig, recorder: Any = None) -> Trainer:
@@ -236,14 +282,14 @@ def make_trainer(env, env_params, config: IPPOConfig, recorder: Any = None) -> T
         """Actions for every group from the current obs: (actions, per-group outputs, carry)."""
         actions, outs, carry = {}, {}, {}
         for g, k in zip(groups, jax.random.split(key, len(groups))):
-            obs = g.observe(rs.obs[g.name])[:, None]  # (L, 1, B, d)
+            obs = _time_axis(g.observe(rs.obs[g.name]))  # (L, 1, B, d)
             envs = rs.done.shape[0]  # num_envs in training, any batch in ``act``
             resets = g.to_learners(jnp.broadcast_to(rs.done[:, None], (envs, g.n)))[:, None]
             c, out, log_std, value = jax.vmap(g.apply)(rs.params[g.name], rs.carry[g.name], obs, resets)
             dist = g.head.distribution(out[:, 0], None if log_std is None else log_std[:, None], mask[g.name])
             action = dist.mode() if deterministic else dist.sample(k)
             actions[g.name] = g.to_env(g.head.to_env(action))
-            outs[g.name] = (obs[:, 0], action, dist.log_prob(action), value[:, 0], resets[:, 0])
+            outs[g.name] = (jax.tree_util.tree_map(lambda x: x[:, 0], obs), action, dist.log_prob(action), value[:, 0], resets[:, 0])
             carry[g.name] = c
         return actions, outs, carry
 
@@ -289,17 +335,22 @@ def make_trainer(env, env_params, config: IPPOConfig, recorder: Any = None) -> T
 
             def epoch(state, k):
                 params, opt_state = state
-                perm = jax.random.permutation(k, g.batch)
-                mb = g.batch // config.num_minibatches
+                perm, env_perm = g.batch_permutation(k, E)
 
-                def split(x, axis):  # batch axis -> (minibatches, ..., mb, ...)
-                    x = jnp.take(x, perm, axis=axis)
+                def split(x, axis, order=perm):  # batch axis -> (minibatches, ..., mb, ...)
+                    x = jnp.take(x, order, axis=axis)
+                    mb = x.shape[axis] // config.num_minibatches
                     x = jnp.moveaxis(x, axis, 0).reshape(config.num_minibatches, mb, *x.shape[:axis], *x.shape[axis + 1 :])
                     return jnp.moveaxis(x, 1, axis + 1)
 
+                tr_split = jax.tree_util.tree_map(lambda x: split(x, 1), tr._replace(obs=None))
+                if g.factored:  # the shared features travel with their environments
+                    obs = FactoredObs(shared=split(tr.obs.shared, 1, env_perm), own=split(tr.obs.own, 1))
+                else:
+                    obs = split(tr.obs, 1)
                 batches = (
                     jax.tree_util.tree_map(lambda x: split(x, 0), carry0),
-                    jax.tree_util.tree_map(lambda x: split(x, 1), tr),
+                    tr_split._replace(obs=obs),
                     split(advantages, 1),
                     split(targets, 1),
                 )
@@ -329,7 +380,7 @@ def make_trainer(env, env_params, config: IPPOConfig, recorder: Any = None) -> T
             params, opt_state, metrics = dict(rs.params), dict(rs.opt_state), {}
             for g, k in zip(groups, keys):
                 tr: Transition = traj[g.name]  # fields (T, L, B, ...)
-                obs = g.observe(rs.obs[g.name])[:, None]
+                obs = _time_axis(g.observe(rs.obs[g.name]))
                 resets = g.to_learners(jnp.broadcast_to(rs.done[:, None], (E, g.n)))[:, None]
                 _, _, _, last_value = jax.vmap(g.apply)(rs.params[g.name], rs.carry[g.name], obs, resets)
                 advantages, targets = generalized_advantages(

@@ -5,6 +5,10 @@ k), log_std, value (T, B))``. ``resets[t]`` marks ``obs[t]`` as the first observ
 episode: the recurrent carry is zeroed before that step, so the hidden state lives exactly
 one episode. The MLP ignores carry and resets (its carry is a dummy, so one code path serves
 both). Actor and critic have separate MLP heads; the recurrent cell is a shared torso.
+
+``obs`` may also be a :class:`~jaxclimate.core.factored.FactoredObs` with ``shared`` (T, E, Fs)
+once per environment and ``own`` (T, B, Fo) per agent, B = E · r: every first layer is then a
+:class:`FactoredDense`, which multiplies the shared features once per environment.
 """
 
 from __future__ import annotations
@@ -16,12 +20,40 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxclimate.core.factored import FactoredObs
+
 NETWORKS = ("mlp", "lstm", "gru")
 ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu, "gelu": nn.gelu, "silu": nn.silu}
 
 
 def _dense(features: int, scale: float = np.sqrt(2.0)) -> nn.Dense:
     return nn.Dense(features, kernel_init=nn.initializers.orthogonal(scale), bias_init=nn.initializers.zeros)
+
+
+class FactoredDense(nn.Module):
+    """A dense layer on factored input: ``W_own · own + repeat(W_shared · shared)``.
+
+    For a flat vector ``x = own[:k] ‖ shared ‖ own[k:]`` this is exactly ``W x + b`` with
+    ``W``'s rows split the same way, but the (Fs × H) product runs once per environment
+    instead of once per agent: ``shared`` is (..., E, Fs) and ``own`` (..., E · r, Fo), row
+    ``e · r + i`` being agent ``i`` of environment ``e`` (r agents per env row)."""
+
+    features: int
+    scale: float = float(np.sqrt(2.0))
+
+    @nn.compact
+    def __call__(self, obs: FactoredObs) -> jax.Array:
+        envs, rows = obs.shared.shape[-2], obs.own.shape[-2]
+        if rows % envs:
+            raise ValueError(f"FactoredDense: {rows} own rows are not a whole number per env row ({envs})")
+        own = _dense(self.features, self.scale)(obs.own)
+        shared = nn.Dense(self.features, use_bias=False, kernel_init=nn.initializers.orthogonal(self.scale))(obs.shared)
+        return own + jnp.repeat(shared, rows // envs, axis=-2)
+
+
+def _first_dense(features: int, x: Any) -> jax.Array:
+    """The first layer on an observation: dense, or :class:`FactoredDense` on a factored one."""
+    return FactoredDense(features)(x) if isinstance(x, FactoredObs) else _dense(features)(x)
 
 
 class ScannedRNN(nn.Module):
@@ -73,14 +105,14 @@ class ActorCritic(nn.Module):
     @nn.compact
     def __call__(self, carry: Any, obs: jax.Array, resets: jax.Array):
         act = ACTIVATIONS[self.activation]
-        x = obs.astype(jnp.float32)
+        x = jax.tree_util.tree_map(lambda a: a.astype(jnp.float32), obs)
         if self.network in ("lstm", "gru"):
-            x = act(_dense(self.hidden_size)(x))
+            x = act(_first_dense(self.hidden_size, x))
             carry, x = ScannedRNN(self.network, self.hidden_size)(carry, (x, resets))
-        actor = act(_dense(self.hidden_size)(x))
+        actor = act(_first_dense(self.hidden_size, x))
         actor = act(_dense(self.hidden_size)(actor))
         actor_out = _dense(self.num_outputs, scale=0.01)(actor)
-        critic = act(_dense(self.hidden_size)(x))
+        critic = act(_first_dense(self.hidden_size, x))
         critic = act(_dense(self.hidden_size)(critic))
         value = _dense(1, scale=1.0)(critic)[..., 0]
         log_std = self.param("log_std", nn.initializers.zeros, (self.num_outputs,)) if self.continuous else None
