@@ -51,10 +51,11 @@ def test_bench_rice_n_tiny_run(tmp_path):
     from benchmarks import bench_rice_n
 
     payload = bench_rice_n.main(["--envs", "2", "--protocols", "none", "bilateral", "--variants", "step",
-                                 "--repeats", "1", "--out", str(tmp_path)])
+                                 "step, factored", "--repeats", "1", "--out", str(tmp_path)])
     rows = payload["rows"]
-    assert [(r["protocol"], r["n_envs"]) for r in rows] == [("none", 2), ("bilateral", 2)]
-    for row, steps in zip(rows, (20, 60)):
+    assert [(r["protocol"], r["what"]) for r in rows] == [("none", "step"), ("none", "step, factored"),
+                                                         ("bilateral", "step"), ("bilateral", "step, factored")]
+    for row, steps in zip(rows, (20, 20, 60, 60)):
         assert row["env_steps_per_s"] == pytest.approx(2 * steps / row["median_s"])
         assert row["speedup_vs_original"] == pytest.approx(row["env_steps_per_s"] / bench_rice_n.ORIGINAL_ENV_STEPS_PER_S[row["protocol"]])
     assert len(list(tmp_path.glob("bench_rice_n-*.json"))) == 1

@@ -18,6 +18,7 @@ def test_quick_start_runs():
     # RICE-N: distinct names, checked here
     assert namespace["obs"]["regions"].shape == (27, 1207) and namespace["mask"].shape == (27, 138, 10)
     assert abs(namespace["zeros"]["delta_t"] - 2.1666698) < 1e-4
+    assert namespace["o"]["regions"].own.shape == (27, 36) and namespace["flat"].shape == (27, 1043)
     # the climate-mitigation game, scenario (ii)
     assert namespace["rewards"]["countries"].shape == (10,)
     assert 0.7 < float(namespace["info"]["temperature"]) < 0.85
