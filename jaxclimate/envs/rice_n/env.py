@@ -249,10 +249,9 @@ class RiceN(Environment[RiceState, RiceParams]):
         """The (N, F) features of SPEC §9.1 (or their factored form, see the class docstring)
         with the reference's arithmetic: the global and public features as float32 divisions,
         the private ones in the env dtype, of the state rounded to float32."""
-        shared, own = self._shared_features(state), self._own_features(state)
         if self.factored:
-            return FactoredObs(shared=shared, own=jnp.concatenate(own, axis=1))
-        return _columns(own[:1] + [shared] + own[1:], self.num_regions)
+            return FactoredObs(shared=self._shared_features(state), own=jnp.concatenate(self._own_features(state), axis=1))
+        return self.observe(state)
 
     def _shared_features(self, state: RiceState) -> jax.Array:
         """(1007,) for 27 regions: global climate, counters, every region's public economy and
@@ -293,8 +292,8 @@ class RiceN(Environment[RiceState, RiceParams]):
     def observe(self, state: RiceState) -> jax.Array:
         """The flat (N, F) observation of ``state`` in the reference's layout, whatever
         ``observation`` is (for parity tests and analysis)."""
-        return _columns(self._own_features(state)[:1] + [self._shared_features(state)] + self._own_features(state)[1:],
-                        self.num_regions)
+        one_hot, *rest = self._own_features(state)
+        return _columns([one_hot, self._shared_features(state), *rest], self.num_regions)
 
     def action_mask(self, group: str, state: RiceState, params: RiceParams | None = None) -> jax.Array:
         """Allowed levels (N, A, 10), True = allowed; 2-level heads use columns 0–1 (SPEC §8, §18)."""
