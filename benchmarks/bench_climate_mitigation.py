@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -82,20 +81,12 @@ def training_row(args) -> dict:
     config = IPPOConfig(total_timesteps=args.train_steps, num_envs=args.train_envs, num_steps=35, network="lstm",
                         hidden_size=64, lr=1e-3, gamma=0.999, update_epochs=4, num_minibatches=4)
     trainer = make_trainer(env, params, config)
-    run = jax.jit(lambda rs: trainer.run(rs, config.num_updates))
-    rs = trainer.init(jax.random.PRNGKey(0))
-    start = time.perf_counter()
-    compiled = run.lower(rs).compile()
-    compile_s = time.perf_counter() - start
-    times = []
-    for _ in range(min(args.repeats, 3)):
-        start = time.perf_counter()
-        jax.block_until_ready(compiled(rs))
-        times.append(time.perf_counter() - start)
-    median = sorted(times)[len(times) // 2]
+    t = time_compiled(lambda rs: trainer.run(rs, config.num_updates), trainer.init(jax.random.PRNGKey(0)),
+                      repeats=min(args.repeats, 3))
     steps = config.num_updates * config.steps_per_update
     return {"what": "IPPO (LSTM 64, 10 independent learners) on scenario ii", "env_steps": steps,
-            "num_envs": args.train_envs, "compile_s": compile_s, "median_s": median, "env_steps_per_s": steps / median}
+            "num_envs": args.train_envs, "compile_s": t["compile_s"], "median_s": t["median_s"],
+            "env_steps_per_s": steps / t["median_s"]}
 
 
 def main(argv=None) -> dict:

@@ -11,7 +11,7 @@ and the flat per-agent layout is ``own[:, :insert_at] ‖ shared ‖ own[:, inse
 (:meth:`FactoredBox.flatten`), so nothing is lost: a factored observation flattens to the
 flat one exactly. A linear layer on the flat vector splits the same way,
 ``W x = W_own · own + W_shared · shared``, and the shared product is computed once per
-environment (:class:`jaxclimate.algos.networks.InputDense`); IPPO does this when a group's
+environment (:class:`jaxclimate.algos.networks.FactoredDense`); IPPO does this when a group's
 observation space is a :class:`FactoredBox`.
 """
 

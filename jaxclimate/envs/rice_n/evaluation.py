@@ -34,21 +34,22 @@ from jaxclimate.envs.rice_n.params import RiceParams, index_constants
 
 def climate_index(delta_t: Any, rounded: bool = True) -> np.ndarray:
     """(ΔT − min_ci)/(max_ci − min_ci); the reference's ``min_ci`` is the *worst* ΔT."""
-    c = index_constants()
-    delta_t = np.asarray(delta_t, np.float64)
-    if rounded:
-        delta_t = np.round(delta_t, 2)
-    index = (delta_t - c["min_ci"]) / (c["max_ci"] - c["min_ci"])
-    return np.round(index, 2) if rounded else index
+    return _index(delta_t, "ci", 2, rounded)
 
 
 def economic_index(total_output: Any, rounded: bool = True) -> np.ndarray:
     """(ΣY − min_ei)/(max_ei − min_ei)."""
+    return _index(total_output, "ei", 0, rounded)
+
+
+def _index(value: Any, name: str, decimals: int, rounded: bool) -> np.ndarray:
+    """(value − min)/(max − min) with the constants ``min_<name>``, ``max_<name>``; ``rounded``:
+    the value to ``decimals`` and the index to 2 decimals first, as the reference's script."""
     c = index_constants()
-    total_output = np.asarray(total_output, np.float64)
+    value = np.asarray(value, np.float64)
     if rounded:
-        total_output = np.round(total_output)
-    index = (total_output - c["min_ei"]) / (c["max_ei"] - c["min_ei"])
+        value = np.round(value, decimals)
+    index = (value - c[f"min_{name}"]) / (c[f"max_{name}"] - c[f"min_{name}"])
     return np.round(index, 2) if rounded else index
 
 

@@ -80,6 +80,12 @@ def stage_slices(protocol: str, n: int) -> dict[str, tuple[int, int]]:
     return {"activity": (0, a)}
 
 
+def _stage_levels(protocol: str, stage: str, levels: jax.Array, state: RiceState) -> jax.Array:
+    """The action entries ``stage`` reads (:func:`stage_slices`), (N, width)."""
+    start, stop = stage_slices(protocol, state.capital.shape[-1])[stage]
+    return levels[:, start:stop]
+
+
 def _off_diagonal(x: jax.Array) -> jax.Array:
     return x * (1.0 - jnp.eye(x.shape[-1], dtype=x.dtype))
 
@@ -89,9 +95,7 @@ def _off_diagonal(x: jax.Array) -> jax.Array:
 
 def bilateral_proposal(state: RiceState, levels: jax.Array) -> RiceState:
     """promised[i, j] = a_i[a+2j]/10, requested[i, j] = a_i[a+2j+1]/10 (SPEC §7.2)."""
-    n = state.capital.shape[-1]
-    a = 3 + 2 * n
-    rates = levels[:, a : a + 2 * n].astype(state.capital.dtype) / NUM_LEVELS
+    rates = _stage_levels("bilateral", "proposal", levels, state).astype(state.capital.dtype) / NUM_LEVELS
     return state.replace(promised=rates[:, 0::2], requested=rates[:, 1::2])
 
 
@@ -102,9 +106,7 @@ def bilateral_minimum(promised: jax.Array, requested: jax.Array, decisions: jax.
 
 def bilateral_evaluation(state: RiceState, levels: jax.Array) -> RiceState:
     """decisions[i, j] = raw a_i[a+2N+j] with the diagonal forced to 0; then m (SPEC §7.3)."""
-    n = state.capital.shape[-1]
-    a = 3 + 4 * n
-    decisions = _off_diagonal(levels[:, a : a + n].astype(state.capital.dtype))
+    decisions = _off_diagonal(_stage_levels("bilateral", "evaluation", levels, state).astype(state.capital.dtype))
     return state.replace(decisions=decisions, minimum_mitigation=bilateral_minimum(state.promised, state.requested, decisions))
 
 
@@ -113,9 +115,8 @@ def bilateral_evaluation(state: RiceState, levels: jax.Array) -> RiceState:
 
 def club_proposal(state: RiceState, levels: jax.Array) -> RiceState:
     """club_offer[c] = (μ_min_c, τ_min_c) = a_c[a : a+2]/10."""
-    n = state.capital.shape[-1]
-    a = 3 + 2 * n
-    return state.replace(club_offer=levels[:, a : a + 2].astype(state.capital.dtype) / NUM_LEVELS)
+    offer = _stage_levels("club", "proposal", levels, state)
+    return state.replace(club_offer=offer.astype(state.capital.dtype) / NUM_LEVELS)
 
 
 def club_membership(joins: jax.Array) -> jax.Array:
@@ -136,9 +137,7 @@ def club_obligations(members: jax.Array, offer: jax.Array) -> tuple[jax.Array, j
 
 
 def club_evaluation(state: RiceState, levels: jax.Array) -> RiceState:
-    n = state.capital.shape[-1]
-    a = 5 + 2 * n
-    members = club_membership(levels[:, a : a + n].astype(state.capital.dtype))
+    members = club_membership(_stage_levels("club", "evaluation", levels, state).astype(state.capital.dtype))
     minimum, floor = club_obligations(members, state.club_offer)
     return state.replace(decisions=members, minimum_mitigation=minimum, tariff_floor=floor)
 

@@ -152,7 +152,7 @@ def test_mask_ignored_heads_pins_only_the_heads_the_next_stage_ignores(protocol)
         assert b[:, ignored, 0].all() and not b[:, ignored, 1:].any()
         np.testing.assert_array_equal(pinned.flat_action_mask(state), plain.flat_action_mask(state))
         # masked policy: ignored heads are always level 0 and contribute nothing
-        pinned_dist, plain_dist = head.distribution(logits, None, jnp.asarray(b)), head.distribution(logits, None, jnp.asarray(a))
+        pinned_dist = head.distribution(logits, None, jnp.asarray(b))
         action = pinned_dist.sample(jax.random.PRNGKey(t))
         assert (np.asarray(action)[:, ignored] == 0).all()
         acting = np.r_[start:stop]
