@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxclimate.climate import cicero
+from jaxclimate.climate import surrogate as sg
 from jaxclimate.climate.weights_io import Surrogate, load_surrogate
 from jaxclimate.core import struct
 
@@ -54,13 +55,28 @@ def _check_emissions_shape(emissions_t: jax.Array) -> None:
 
 
 class SurrogateEngine:
-    """The trained surrogate as a pure-JAX climate engine (default: the shipped GRU)."""
+    """The trained surrogate as a pure-JAX climate engine (default: the shipped GRU).
 
-    def __init__(self, surrogate: Surrogate | str = "gru", start_year: int = 2016):
+    ``reuse_baseline_prefix`` (GRU/LSTM; default on): after k steps the window is the k
+    stepped years preceded by the W − k oldest rows of the initial SSP2-4.5 window, and the
+    encoder's state after those baseline rows is the same in every episode. It is computed
+    once per k at construction, so a step runs the encoder over only the k new rows instead
+    of all W (on average ~half over an episode; the result equals the full pass up to float
+    rounding). Derivatives are those of the full pass (a ``custom_jvp``), so ``grad`` works.
+    It assumes the state came from :meth:`init` and :meth:`step`, as an environment's does.
+    """
+
+    def __init__(self, surrogate: Surrogate | str = "gru", start_year: int = 2016, reuse_baseline_prefix: bool = True):
         self.surrogate = load_surrogate(surrogate) if isinstance(surrogate, str) else surrogate
         self.window_length = self.surrogate.config.window
         self.start_year = _check_start_year(start_year, cicero.START_YEAR + self.window_length)
         self._baseline = cicero.baseline_controllable().astype(np.float32)
+        self._mean = self.surrogate.mean.astype(np.float32)
+        self._std = self.surrogate.std.astype(np.float32)
+        self.reuse_baseline_prefix = bool(reuse_baseline_prefix) and self.surrogate.config.kind in ("gru", "lstm")
+        if self.reuse_baseline_prefix:
+            self._parts = sg.RecurrentParts(self.surrogate.config, self.surrogate.params)
+            self._prefix_carries = self._baseline_prefix_carries()
 
     def init(self) -> SurrogateEngineState:
         i = self.start_year - cicero.START_YEAR
@@ -78,7 +94,46 @@ class SurrogateEngine:
         emissions_t = jnp.asarray(emissions_t, jnp.float32)
         x = jnp.concatenate([state.window, emissions_t[None]], axis=0)  # (W+1, 5)
         new = SurrogateEngineState(window=x[1:], year=state.year + 1)
-        return new, self.surrogate.predict(x)
+        if not self.reuse_baseline_prefix:
+            return new, self.surrogate.predict(x)
+        stepped = jnp.clip(state.year - self.start_year, 0, self.window_length)
+        return new, self._predict_from_prefix(x, stepped)
+
+    def _baseline_prefix_carries(self) -> Any:
+        """Encoder carry after the initial window's rows k..W−1, for k = 0..W (k = W: zero)."""
+        W, parts = self.window_length, self._parts
+        rows = sg.normalise(jnp.asarray(self.init().window), self._mean, self._std)
+
+        def carry_after(k):
+            def body(carry, i_row):
+                i, row = i_row
+                stepped = parts.step(carry, row)
+                return jax.tree_util.tree_map(lambda a, b: jnp.where(i >= k, a, b), stepped, carry), None
+
+            return jax.lax.scan(body, parts.zero_carry(), (jnp.arange(W), rows))[0]
+
+        return jax.tree_util.tree_map(np.asarray, jax.jit(jax.vmap(carry_after))(jnp.arange(W + 1)))
+
+    def _predict_from_prefix(self, x: jax.Array, stepped: jax.Array) -> jax.Array:
+        W, parts, table = self.window_length, self._parts, self._prefix_carries
+
+        # custom_jvp must not close over tracers, so ``stepped`` is an argument (int: no tangent).
+        @jax.custom_jvp
+        def predict(x, stepped):
+            z = sg.normalise(x, self._mean, self._std)
+            carry = jax.tree_util.tree_map(lambda t: jnp.asarray(t)[stepped], table)
+            # a while loop: under vmap it runs the largest k of the batch (equal for envs in step)
+            carry = jax.lax.fori_loop(
+                0, stepped, lambda i, c: parts.step(c, jax.lax.dynamic_index_in_dim(z, W - stepped + i, keepdims=False)),
+                carry)
+            return parts.head(parts.output(carry), z[W])
+
+        @predict.defjvp
+        def predict_jvp(primals, tangents):
+            x, stepped = primals
+            return predict(x, stepped), jax.jvp(self.surrogate.predict, (x,), (tangents[0],))[1]
+
+        return predict(x, stepped)
 
 
 _PROCESS_ORACLE: cicero.CiceroOracle | None = None

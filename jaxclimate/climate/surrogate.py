@@ -65,18 +65,26 @@ class _Head(nn.Module):
         return nn.Dense(1, name="dense2")(z)[..., 0]
 
 
+def _recurrent_cell(config: SurrogateConfig, name: str | None = None) -> nn.RNNCellBase:
+    if config.kind == "gru":
+        return nn.GRUCell(config.hidden, name=name)
+    return nn.OptimizedLSTMCell(config.hidden, name=name)
+
+
+def _head(config: SurrogateConfig, name: str | None = None) -> _Head:
+    activation = {"gru": nn.silu, "lstm": nn.gelu, "tcn": nn.gelu}[config.kind]
+    return _Head(config.head, activation, name=name)
+
+
 class _Recurrent(nn.Module):
     config: SurrogateConfig
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
         history, current = x[..., :-1, :], x[..., -1, :]
-        if self.config.kind == "gru":
-            cell, activation = nn.GRUCell(self.config.hidden, name="gru"), nn.silu
-        else:
-            cell, activation = nn.OptimizedLSTMCell(self.config.hidden, name="lstm"), nn.gelu
+        cell = _recurrent_cell(self.config, name=self.config.kind)
         outputs = nn.RNN(cell, name="rnn")(history)
-        return _Head(self.config.head, activation, name="head")(outputs[..., -1, :], current)
+        return _head(self.config, name="head")(outputs[..., -1, :], current)
 
 
 class _TCN(nn.Module):
@@ -94,7 +102,7 @@ class _TCN(nn.Module):
             y = nn.Conv(c, (3,), kernel_dilation=(d,), padding="VALID", name=f"block{b}_causal")(y)
             y = nn.Conv(c, (1,), name=f"block{b}_pointwise")(nn.gelu(y))
             h = nn.gelu(h + y)
-        return _Head(self.config.head, nn.gelu, name="head")(h.mean(axis=-2), current)
+        return _head(self.config, name="head")(h.mean(axis=-2), current)
 
 
 def build_model(config: SurrogateConfig) -> nn.Module:
@@ -113,3 +121,30 @@ def count_params(params: Any) -> int:
 def normalise(x: jax.Array, mean: jax.Array, std: jax.Array) -> jax.Array:
     """Per-gas z-score (σ already includes the +1e-6)."""
     return (x - mean) / std
+
+
+class RecurrentParts:
+    """A GRU/LSTM surrogate taken apart, to run its encoder one step at a time:
+    ``predict(x) == head(output(carry after every history row), x[-1])`` for a model of the
+    same config and params (the engine uses it to start from a precomputed carry)."""
+
+    def __init__(self, config: SurrogateConfig, params: Any):
+        if config.kind not in ("gru", "lstm"):
+            raise ValueError(f"RecurrentParts needs a 'gru' or 'lstm' surrogate, got {config.kind!r}")
+        self.config = config
+        self._cell, self._cell_params = _recurrent_cell(config), {"params": params[config.kind]}
+        self._head, self._head_params = _head(config), {"params": params["head"]}
+
+    def zero_carry(self) -> Any:
+        h = jnp.zeros((self.config.hidden,), jnp.float32)
+        return h if self.config.kind == "gru" else (h, h)
+
+    def step(self, carry: Any, row: jax.Array) -> Any:
+        """One encoder step on a z-scored row (5,)."""
+        return self._cell.apply(self._cell_params, carry, row)[0]
+
+    def output(self, carry: Any) -> jax.Array:
+        return carry if self.config.kind == "gru" else carry[1]  # LSTM carry is (c, h)
+
+    def head(self, h: jax.Array, current: jax.Array) -> jax.Array:
+        return self._head.apply(self._head_params, h, current)
