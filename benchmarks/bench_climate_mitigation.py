@@ -4,6 +4,7 @@ on scenario (ii) (env steps/s including the updates).
 
     python benchmarks/bench_climate_mitigation.py
     python benchmarks/bench_climate_mitigation.py --envs 1 64 1024 --steps 70 --train-steps 44800
+    python benchmarks/bench_climate_mitigation.py --host-devices 2   # env batch split over 2 cores
 
 Env rows: random actions, ``--steps`` steps per env (a multiple of 35 keeps whole episodes,
 so every 35th step carries the 15-year look-ahead), one compiled ``lax.scan`` over steps of a
@@ -23,7 +24,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jaxclimate._xla import use_cpu_safe_xla_flags  # noqa: E402
 
+
+def _host_devices(argv: list[str]) -> int:
+    """``--host-devices N`` read before jax starts (XLA reads its flags once)."""
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--host-devices" and i + 1 < len(argv) else arg.partition("--host-devices=")[2]
+        if value.isdigit():
+            return int(value)
+    return 1  # argparse reports a bad value
+
+
 use_cpu_safe_xla_flags()
+if __name__ == "__main__":
+    if _host_devices(sys.argv[1:]) > 1:  # one XLA CPU device per core: the env batch is split over them
+        import os
+
+        os.environ["XLA_FLAGS"] += f" --xla_force_host_platform_device_count={_host_devices(sys.argv[1:])}"
 
 import jax  # noqa: E402
 
@@ -41,21 +57,33 @@ def parse_args(argv=None):
     p.add_argument("--cicero", action=argparse.BooleanOptionalAction, default=True, help="time the CICERO engine")
     p.add_argument("--train-steps", type=int, default=112_000, help="IPPO env steps on scenario (ii); 0 skips")
     p.add_argument("--train-envs", type=int, default=32)
+    p.add_argument("--host-devices", type=int, default=1,
+                   help="CPU only: split the env batch over this many XLA host devices (one per core)")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
-    if min(args.envs) < 1 or args.steps < 1 or args.repeats < 1 or args.train_steps < 0:
-        p.error("--envs, --steps, --repeats must be >= 1 and --train-steps >= 0")
+    if min(args.envs) < 1 or args.steps < 1 or args.repeats < 1 or args.train_steps < 0 or args.host_devices < 1:
+        p.error("--envs, --steps, --repeats, --host-devices must be >= 1 and --train-steps >= 0")
     return args
+
+
+def shard_over_devices(keys: jax.Array) -> jax.Array:
+    """Env keys split over every device when they divide evenly (else left on one)."""
+    n_dev = jax.device_count()
+    if n_dev == 1 or keys.shape[0] % n_dev:
+        return keys
+    mesh = jax.make_mesh((n_dev,), ("env",), axis_types=(jax.sharding.AxisType.Auto,))
+    return jax.device_put(keys, jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("env")))
 
 
 def env_rows(args) -> list[dict]:
     env, params = make("climate-mitigation", scenario=args.scenario)
     rows = []
     for n in args.envs:
-        keys = jax.random.split(jax.random.PRNGKey(0), n)
+        keys = shard_over_devices(jax.random.split(jax.random.PRNGKey(0), n))
         fn = jax.vmap(lambda k: rollout(env, params, k, args.steps)[1]["rewards"])
         t = time_compiled(fn, keys, repeats=args.repeats)
-        rows.append({"engine": "surrogate (gru)", "n_envs": n, "compile_s": t["compile_s"], "median_s": t["median_s"],
+        devices = len(keys.sharding.device_set)
+        rows.append({"engine": "surrogate (gru)", "n_envs": n, "devices": devices, "compile_s": t["compile_s"], "median_s": t["median_s"],
                      "env_steps_per_s": n * args.steps / t["median_s"], "ms_per_env_step": 1e3 * t["median_s"] / (n * args.steps)})
         print(f"  {n:>5} envs: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
     return rows
@@ -100,7 +128,7 @@ def main(argv=None) -> dict:
         rows.append(reference)
     training = training_row(args) if args.train_steps else None
     print()
-    print(format_table(rows, [("engine", "engine", "s"), ("n_envs", "envs", "d"), ("env_steps_per_s", "env-steps/s", ",.0f"),
+    print(format_table(rows, [("engine", "engine", "s"), ("n_envs", "envs", "d"), ("devices", "devices", "d"), ("env_steps_per_s", "env-steps/s", ",.0f"),
                               ("ms_per_env_step", "ms/env-step", ".5f"), ("compile_s", "compile s", ".2f"),
                               ("speedup_vs_cicero", "× CICERO", ",.0f")]))
     if training:

@@ -41,6 +41,7 @@ def test_bench_climate_mitigation_tiny_run(tmp_path):
                                              "--train-steps", "140", "--train-envs", "4", "--out", str(tmp_path)])
     saved = json.loads(next(tmp_path.glob("bench_climate_mitigation-*.json")).read_text())
     assert [r["n_envs"] for r in saved["rows"]] == [1, 2]
+    assert [r["devices"] for r in saved["rows"]] == [1, 1]
     for row in saved["rows"]:
         assert row["env_steps_per_s"] == pytest.approx(row["n_envs"] * 35 / row["median_s"])
     assert saved["training"]["env_steps"] == 140
