@@ -57,6 +57,8 @@ def parse_args(argv=None):
     p.add_argument("--cicero", action=argparse.BooleanOptionalAction, default=True, help="time the CICERO engine")
     p.add_argument("--train-steps", type=int, default=112_000, help="IPPO env steps on scenario (ii); 0 skips")
     p.add_argument("--train-envs", type=int, default=32)
+    p.add_argument("--full-window-row", action=argparse.BooleanOptionalAction, default=True,
+                   help="also time the largest batch with reuse_baseline_prefix=False")
     p.add_argument("--host-devices", type=int, default=1,
                    help="CPU only: split the env batch over this many XLA host devices (one per core)")
     p.add_argument("--out", type=Path, default=None)
@@ -86,7 +88,28 @@ def env_rows(args) -> list[dict]:
         rows.append({"engine": "surrogate (gru)", "n_envs": n, "devices": devices, "compile_s": t["compile_s"], "median_s": t["median_s"],
                      "env_steps_per_s": n * args.steps / t["median_s"], "ms_per_env_step": 1e3 * t["median_s"] / (n * args.steps)})
         print(f"  {n:>5} envs: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
+    if args.full_window_row:
+        rows.append(full_window_row(args))
     return rows
+
+
+def full_window_row(args) -> dict:
+    """The largest batch again with the surrogate re-encoding all 65 years every step
+    (``reuse_baseline_prefix=False``): what the prefix reuse saves, in the same run."""
+    from jaxclimate.climate.engines import SurrogateEngine
+    from jaxclimate.envs.climate_mitigation.env import START_YEAR
+
+    engine = SurrogateEngine("gru", start_year=START_YEAR, reuse_baseline_prefix=False)
+    env, params = make("climate-mitigation", scenario=args.scenario, engine=engine)
+    n = max(args.envs)
+    keys = shard_over_devices(jax.random.split(jax.random.PRNGKey(0), n))
+    fn = jax.vmap(lambda k: rollout(env, params, k, args.steps)[1]["rewards"])
+    t = time_compiled(fn, keys, repeats=args.repeats)
+    row = {"engine": "surrogate (gru), full window", "n_envs": n, "devices": len(keys.sharding.device_set),
+           "compile_s": t["compile_s"], "median_s": t["median_s"], "env_steps_per_s": n * args.steps / t["median_s"],
+           "ms_per_env_step": 1e3 * t["median_s"] / (n * args.steps)}
+    print(f"  {n:>5} envs, full 65-year window every step: {row['env_steps_per_s']:,.0f} env-steps/s", flush=True)
+    return row
 
 
 def cicero_row(args) -> dict | None:
@@ -135,7 +158,8 @@ def main(argv=None) -> dict:
         print(f"\nIPPO training, scenario ii: {training['env_steps_per_s']:,.0f} env-steps/s including updates "
               f"({training['env_steps']:,} steps in {training['median_s']:.1f} s, compile {training['compile_s']:.1f} s)")
     payload = {"config": vars(args) | {"out": str(args.out)}, "rows": rows, "reference": reference, "training": training}
-    path = save_results("bench_climate_mitigation", payload, args.out)
+    name = "bench_climate_mitigation" + (f"-{jax.device_count()}dev" if jax.device_count() > 1 else "")
+    path = save_results(name, payload, args.out)
     print(f"\nsaved {path}")
     return payload
 
