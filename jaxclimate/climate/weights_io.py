@@ -67,14 +67,16 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
         },
         "training": dataclasses.asdict(fit_config),
         "notes": "",
-        "regenerate": [
-            f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']} --out DATA",
-            f"python -m jaxclimate.climate.fit --model {name} --data DATA --run-dir RUN --export jaxclimate/climate/weights"
-            f" --epochs {result['metrics']['epochs']}"
-            + ("" if fit_config.steps_per_epoch is None else f" --steps-per-epoch {fit_config.steps_per_epoch}")
-            + ("" if fit_config.val_samples is None else f" --val-samples {fit_config.val_samples}"),
-        ],
+        "regenerate": [f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']} --out DATA"],
     }
+    stages = _training_stages(fit_config, result["metrics"]["epochs"])
+    card["earlier_training"] = [cfg for cfg, _ in stages[:-1]]  # the runs this one was fine-tuned from
+    card["regenerate"] += [
+        _fit_command(cfg, epochs, run_dir=f"RUN{i}" if i < len(stages) - 1 else "RUN",
+                     init_from=f"RUN{i - 1}" if i else None,
+                     export="jaxclimate/climate/weights" if i == len(stages) - 1 else None)
+        for i, (cfg, epochs) in enumerate(stages)
+    ]
     atomic_write_bytes(directory / f"{name}.msgpack", serialization.msgpack_serialize(params))
     atomic_write_bytes(directory / f"{name}.json", (json.dumps(card, indent=2) + "\n").encode())
     return directory / f"{name}.json"
@@ -108,6 +110,43 @@ def _check_matches(expected: Any, got: Any, message: str) -> None:
         extra = sorted(set(got_paths) - set(exp_paths))[:3]
         wrong = sorted(k for k in set(exp_paths) & set(got_paths) if exp_paths[k] != got_paths[k])[:3]
         raise ValueError(f"{message}: missing {missing}, unexpected {extra}, wrong shapes {wrong}")
+
+
+def _training_stages(fit_config: Any, epochs_run: int) -> list[tuple[dict, int]]:
+    """[(fit config dict, epochs)] from the first run to this one, following ``init_from``
+    through the earlier run directories' ``fit_config.json``/``final_metrics.json``."""
+    stages = [(dataclasses.asdict(fit_config), int(epochs_run))]
+    seen = set()
+    while stages[0][0].get("init_from") and stages[0][0]["init_from"] not in seen:
+        seen.add(stages[0][0]["init_from"])
+        run = Path(stages[0][0]["init_from"])
+        try:
+            cfg = {**dataclasses.asdict(type(fit_config)()), **json.loads((run / "fit_config.json").read_text())}
+            epochs = json.loads((run / "final_metrics.json").read_text())["epochs"]
+        except (OSError, ValueError, KeyError):
+            break  # the earlier run is gone: the card keeps what is known
+        stages.insert(0, (cfg, int(epochs)))
+    return stages
+
+
+def _fit_command(cfg: dict, epochs: int, run_dir: str, init_from: str | None, export: str | None) -> str:
+    """The ``fit`` command line that reproduces one training stage."""
+    parts = [f"python -m jaxclimate.climate.fit --model {cfg['model']} --data DATA --run-dir {run_dir}"]
+    if init_from:
+        parts.append(f"--init-from {init_from}")
+    if cfg.get("schedule", "plateau") != "plateau":
+        parts.append(f"--schedule {cfg['schedule']}")
+    for key, flag, default in (("learning_rate", "--lr", 1e-3), ("batch_size", "--batch-size", 512), ("seed", "--seed", 0)):
+        if cfg.get(key, default) != default:
+            parts.append(f"{flag} {cfg[key]}")
+    # a cosine schedule is defined over max_epochs; a plateau run is replayed for the epochs it ran
+    parts.append(f"--epochs {cfg['max_epochs'] if cfg.get('schedule') == 'cosine' else epochs}")
+    for key, flag in (("steps_per_epoch", "--steps-per-epoch"), ("val_samples", "--val-samples")):
+        if cfg.get(key) is not None:
+            parts.append(f"{flag} {cfg[key]}")
+    if export:
+        parts.append(f"--export {export}")
+    return " ".join(parts)
 
 
 def write_weights_readme(directory: str | Path | None = None) -> Path:
@@ -145,7 +184,9 @@ def write_weights_readme(directory: str | Path | None = None) -> Path:
             f"σ = {[round(x, 6) for x in card['normalisation']['std']]} ({', '.join(card['normalisation']['gases'])}).",
             f"* **Training:** AdamW lr {t['learning_rate']}, weight decay {t['weight_decay']}, batch {t['batch_size']}, "
             f"plateau ×{t['plateau_factor']} after {t['plateau_patience']} epochs, early stopping {t['early_stop_patience']}, "
-            f"steps per epoch {t['steps_per_epoch']}, validation subset {t['val_samples']}.",
+            f"steps per epoch {t['steps_per_epoch']}, validation subset {t['val_samples']}"
+            + (f"; fine-tuned from an earlier run with a {t.get('schedule', 'plateau')} schedule from lr {t['learning_rate']}"
+               if t.get("init_from") else "") + ".",
             *([f"* **Notes:** {card['notes']}"] if card.get("notes") else []),
             "* **Regenerate:**",
             "",

@@ -85,6 +85,15 @@ def test_init_from_starts_at_the_earlier_runs_best_weights(tiny_data, tmp_path):
     for a, b in zip(jax.tree_util.tree_leaves(first["params"]), jax.tree_util.tree_leaves(tuned["params"])):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert tuned["metrics"]["val_rmse"] == pytest.approx(first["metrics"]["val_rmse"])
+    # the card of a fine-tuned model says how to redo both stages
+    cfg = fit.FitConfig(**{**TINY, "max_epochs": 1, "learning_rate": 1e-30, "weight_decay": 0.0,
+                           "init_from": str(tmp_path / "a")})
+    weights_io.save_surrogate(tmp_path / "w", "gru", tuned, tiny_data["manifest"], cfg)
+    card = json.loads((tmp_path / "w" / "gru.json").read_text())
+    dataset_cmd, first_cmd, tune_cmd = card["regenerate"]
+    assert "--init-from" not in first_cmd and "--run-dir RUN0" in first_cmd and "--epochs 2" in first_cmd
+    assert "--init-from RUN0" in tune_cmd and "--lr 1e-30" in tune_cmd and tune_cmd.endswith("--export jaxclimate/climate/weights")
+    assert [c["max_epochs"] for c in card["earlier_training"]] == [2]
     with pytest.raises(ValueError, match="init_from"):
         fit.fit(tiny_data, fit.FitConfig(**{**TINY, "init_from": str(tmp_path / "nowhere")}), tmp_path / "c",
                 progress=False)
