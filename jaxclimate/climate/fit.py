@@ -114,7 +114,8 @@ def make_optimizer(config: FitConfig) -> optax.GradientTransformation:
 
 
 def mse_loss(model, params, x: jax.Array, y: jax.Array) -> jax.Array:
-    return jnp.mean((model.apply({"params": params}, x) - y) ** 2)
+    # surrogate.apply: the model's own output, with a faster backward pass for the GRU
+    return jnp.mean((sg.apply(model.config, params, x) - y) ** 2)
 
 
 def make_train_epoch(model, optimizer, data: PreparedData, batch_size: int, steps: int):
