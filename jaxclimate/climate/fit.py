@@ -8,6 +8,9 @@ training stops after 30 epochs without improvement > 1e-8 and the best-validatio
 are kept. Scenarios are split 70/15/15 and inputs z-scored with training statistics
 (``dataset.py``).
 
+The GRU trains through ``surrogate.apply``, whose hand-written backward pass gives autodiff's
+gradients (tested) ~1.2x faster per step on CPU (164–184 → 144 ms at batch 512, one core).
+
 Differences from the authors, all options: batches are drawn uniformly with replacement from
 the training windows; ``--steps-per-epoch`` defines shorter "epochs" (validation, LR schedule
 and early stopping run per epoch) and ``--val-samples`` validates on a fixed random subset
