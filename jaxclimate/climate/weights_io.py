@@ -183,10 +183,12 @@ def write_weights_readme(directory: str | Path | None = None) -> Path:
             f"* **Normalisation:** per-gas μ = {[round(x, 6) for x in card['normalisation']['mean']]}, "
             f"σ = {[round(x, 6) for x in card['normalisation']['std']]} ({', '.join(card['normalisation']['gases'])}).",
             f"* **Training:** AdamW lr {t['learning_rate']}, weight decay {t['weight_decay']}, batch {t['batch_size']}, "
-            f"plateau ×{t['plateau_factor']} after {t['plateau_patience']} epochs, early stopping {t['early_stop_patience']}, "
-            f"steps per epoch {t['steps_per_epoch']}, validation subset {t['val_samples']}"
-            + (f"; fine-tuned from an earlier run with a {t.get('schedule', 'plateau')} schedule from lr {t['learning_rate']}"
-               if t.get("init_from") else "") + ".",
+            + (f"cosine decay to {t['min_learning_rate']} over {t['max_epochs']} epochs"
+               if t.get("schedule") == "cosine" else
+               f"plateau ×{t['plateau_factor']} after {t['plateau_patience']} epochs, early stopping {t['early_stop_patience']}")
+            + f", steps per epoch {t['steps_per_epoch']}, validation subset {t['val_samples']}"
+            + (f"; started from the best weights of an earlier run ({len(card.get('earlier_training', []))} stage(s) before, "
+               "see Regenerate)" if t.get("init_from") else "") + ".",
             *([f"* **Notes:** {card['notes']}"] if card.get("notes") else []),
             "* **Regenerate:**",
             "",
