@@ -19,7 +19,7 @@ The step order is the authors' (SPEC §D.9). Choices where paper and code differ
 * look-ahead prevention: ``decaying_lookahead_prevention=False`` (default) holds P(2050)
   constant as the authors' code does; ``True`` uses the paper's min(Pmax, P(2050)·φ^u);
 * emissions are clipped at 0 per country (code), so AFOLU is 0 from 2053 onwards;
-* the reset observation carries the engine's own ΔT(2015) (0.7253 K for the shipped GRU,
+* the reset observation carries the engine's own ΔT(2015) (0.7252 K for the shipped GRU,
   0.7251 K for CICERO-SCM) where the authors' code puts a placeholder (0.5 surrogate /
   0.0 CICERO); set ``initial_obs_temperature`` to reproduce the placeholder;
 * one share per country for every gas (code); the 35 uncontrolled species stay at SSP2-4.5.
