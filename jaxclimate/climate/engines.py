@@ -109,8 +109,8 @@ class SurrogateEngine:
         def carry_after(k):
             def body(carry, i_row):
                 i, row = i_row
-                stepped = parts.step(carry, row)
-                return jax.tree_util.tree_map(lambda a, b: jnp.where(i >= k, a, b), stepped, carry), None
+                advanced = parts.step(carry, row)  # rows before k leave the carry at zero
+                return jax.tree_util.tree_map(lambda a, b: jnp.where(i >= k, a, b), advanced, carry), None
 
             return jax.lax.scan(body, parts.zero_carry(), (jnp.arange(W), rows))[0]
 
