@@ -35,11 +35,10 @@ def _host_devices(argv: list[str]) -> int:
 
 
 use_cpu_safe_xla_flags()
-if __name__ == "__main__":
-    if _host_devices(sys.argv[1:]) > 1:  # one XLA CPU device per core: the env batch is split over them
-        import os
+if __name__ == "__main__" and _host_devices(sys.argv[1:]) > 1:
+    import os  # one XLA CPU device per core: the env batch is split over them
 
-        os.environ["XLA_FLAGS"] += f" --xla_force_host_platform_device_count={_host_devices(sys.argv[1:])}"
+    os.environ["XLA_FLAGS"] += f" --xla_force_host_platform_device_count={_host_devices(sys.argv[1:])}"
 
 import jax  # noqa: E402
 
@@ -77,39 +76,33 @@ def shard_over_devices(keys: jax.Array) -> jax.Array:
     return jax.device_put(keys, jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("env")))
 
 
+def time_env_row(engine_label: str, env, params, n: int, args) -> dict:
+    """``args.steps`` random-action steps of ``n`` envs (split over the devices), timed."""
+    keys = shard_over_devices(jax.random.split(jax.random.PRNGKey(0), n))
+    fn = jax.vmap(lambda k: rollout(env, params, k, args.steps)[1]["rewards"])
+    t = time_compiled(fn, keys, repeats=args.repeats)
+    return {"engine": engine_label, "n_envs": n, "devices": len(keys.sharding.device_set), "compile_s": t["compile_s"],
+            "median_s": t["median_s"], "env_steps_per_s": n * args.steps / t["median_s"],
+            "ms_per_env_step": 1e3 * t["median_s"] / (n * args.steps)}
+
+
 def env_rows(args) -> list[dict]:
     env, params = make("climate-mitigation", scenario=args.scenario)
     rows = []
     for n in args.envs:
-        keys = shard_over_devices(jax.random.split(jax.random.PRNGKey(0), n))
-        fn = jax.vmap(lambda k: rollout(env, params, k, args.steps)[1]["rewards"])
-        t = time_compiled(fn, keys, repeats=args.repeats)
-        devices = len(keys.sharding.device_set)
-        rows.append({"engine": "surrogate (gru)", "n_envs": n, "devices": devices, "compile_s": t["compile_s"], "median_s": t["median_s"],
-                     "env_steps_per_s": n * args.steps / t["median_s"], "ms_per_env_step": 1e3 * t["median_s"] / (n * args.steps)})
+        rows.append(time_env_row("surrogate (gru)", env, params, n, args))
         print(f"  {n:>5} envs: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
     if args.full_window_row:
-        rows.append(full_window_row(args))
+        # the largest batch again, re-encoding all 65 years every step: what the prefix reuse saves
+        from jaxclimate.climate.engines import SurrogateEngine
+        from jaxclimate.envs.climate_mitigation.env import START_YEAR
+
+        engine = SurrogateEngine("gru", start_year=START_YEAR, reuse_baseline_prefix=False)
+        env, params = make("climate-mitigation", scenario=args.scenario, engine=engine)
+        rows.append(time_env_row("surrogate (gru), full window", env, params, max(args.envs), args))
+        print(f"  {max(args.envs):>5} envs, full 65-year window every step: {rows[-1]['env_steps_per_s']:,.0f} "
+              "env-steps/s", flush=True)
     return rows
-
-
-def full_window_row(args) -> dict:
-    """The largest batch again with the surrogate re-encoding all 65 years every step
-    (``reuse_baseline_prefix=False``): what the prefix reuse saves, in the same run."""
-    from jaxclimate.climate.engines import SurrogateEngine
-    from jaxclimate.envs.climate_mitigation.env import START_YEAR
-
-    engine = SurrogateEngine("gru", start_year=START_YEAR, reuse_baseline_prefix=False)
-    env, params = make("climate-mitigation", scenario=args.scenario, engine=engine)
-    n = max(args.envs)
-    keys = shard_over_devices(jax.random.split(jax.random.PRNGKey(0), n))
-    fn = jax.vmap(lambda k: rollout(env, params, k, args.steps)[1]["rewards"])
-    t = time_compiled(fn, keys, repeats=args.repeats)
-    row = {"engine": "surrogate (gru), full window", "n_envs": n, "devices": len(keys.sharding.device_set),
-           "compile_s": t["compile_s"], "median_s": t["median_s"], "env_steps_per_s": n * args.steps / t["median_s"],
-           "ms_per_env_step": 1e3 * t["median_s"] / (n * args.steps)}
-    print(f"  {n:>5} envs, full 65-year window every step: {row['env_steps_per_s']:,.0f} env-steps/s", flush=True)
-    return row
 
 
 def cicero_row(args) -> dict | None:

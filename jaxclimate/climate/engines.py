@@ -79,6 +79,7 @@ class SurrogateEngine:
         if self.reuse_baseline_prefix:
             self._parts = sg.RecurrentParts(self.surrogate.config, self.surrogate.params)
             self._prefix_carries = self._baseline_prefix_carries()
+            self._predict_from_prefix = self._make_predict_from_prefix()
 
     def init(self) -> SurrogateEngineState:
         i = self.start_year - cicero.START_YEAR
@@ -116,10 +117,10 @@ class SurrogateEngine:
 
         return jax.tree_util.tree_map(np.asarray, jax.jit(jax.vmap(carry_after))(jnp.arange(W + 1)))
 
-    def _predict_from_prefix(self, x: jax.Array, stepped: jax.Array) -> jax.Array:
+    def _make_predict_from_prefix(self):
+        """(window (W+1, 5) raw, steps k since init) -> dT, starting from the table's carry."""
         W, parts, table = self.window_length, self._parts, self._prefix_carries
 
-        # custom_jvp must not close over tracers, so ``stepped`` is an argument (int: no tangent).
         @jax.custom_jvp
         def predict(x, stepped):
             z = sg.normalise(x, self._mean, self._std)
@@ -131,11 +132,11 @@ class SurrogateEngine:
             return parts.head(parts.output(carry), z[W])
 
         @predict.defjvp
-        def predict_jvp(primals, tangents):
+        def predict_jvp(primals, tangents):  # the full pass's derivative (``stepped`` is an int: no tangent)
             x, stepped = primals
             return predict(x, stepped), jax.jvp(self.surrogate.predict, (x,), (tangents[0],))[1]
 
-        return predict(x, stepped)
+        return predict
 
 
 _PROCESS_ORACLE: cicero.CiceroOracle | None = None

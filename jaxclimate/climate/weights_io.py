@@ -69,10 +69,11 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
         "notes": "",
         "regenerate": [f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']} --out DATA"],
     }
-    stages = _training_stages(fit_config, result["metrics"]["epochs"])
+    defaults = dataclasses.asdict(type(fit_config)())
+    stages = _training_stages(dataclasses.asdict(fit_config), defaults, result["metrics"]["epochs"])
     card["earlier_training"] = [cfg for cfg, _ in stages[:-1]]  # the runs this one was fine-tuned from
     card["regenerate"] += [
-        _fit_command(cfg, epochs, run_dir=f"RUN{i}" if i < len(stages) - 1 else "RUN",
+        _fit_command(cfg, defaults, epochs, run_dir=f"RUN{i}" if i < len(stages) - 1 else "RUN",
                      init_from=f"RUN{i - 1}" if i else None,
                      export="jaxclimate/climate/weights" if i == len(stages) - 1 else None)
         for i, (cfg, epochs) in enumerate(stages)
@@ -112,16 +113,17 @@ def _check_matches(expected: Any, got: Any, message: str) -> None:
         raise ValueError(f"{message}: missing {missing}, unexpected {extra}, wrong shapes {wrong}")
 
 
-def _training_stages(fit_config: Any, epochs_run: int) -> list[tuple[dict, int]]:
+def _training_stages(config: dict, defaults: dict, epochs_run: int) -> list[tuple[dict, int]]:
     """[(fit config dict, epochs)] from the first run to this one, following ``init_from``
-    through the earlier run directories' ``fit_config.json``/``final_metrics.json``."""
-    stages = [(dataclasses.asdict(fit_config), int(epochs_run))]
+    through the earlier run directories' ``fit_config.json``/``final_metrics.json`` (fields
+    an older run did not record take their defaults)."""
+    stages = [(config, int(epochs_run))]
     seen = set()
     while stages[0][0].get("init_from") and stages[0][0]["init_from"] not in seen:
         seen.add(stages[0][0]["init_from"])
         run = Path(stages[0][0]["init_from"])
         try:
-            cfg = {**dataclasses.asdict(type(fit_config)()), **json.loads((run / "fit_config.json").read_text())}
+            cfg = {**defaults, **json.loads((run / "fit_config.json").read_text())}
             epochs = json.loads((run / "final_metrics.json").read_text())["epochs"]
         except (OSError, ValueError, KeyError):
             break  # the earlier run is gone: the card keeps what is known
@@ -129,15 +131,16 @@ def _training_stages(fit_config: Any, epochs_run: int) -> list[tuple[dict, int]]
     return stages
 
 
-def _fit_command(cfg: dict, epochs: int, run_dir: str, init_from: str | None, export: str | None) -> str:
-    """The ``fit`` command line that reproduces one training stage."""
+def _fit_command(cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from: str | None,
+                 export: str | None) -> str:
+    """The ``fit`` command line that reproduces one training stage (flags only where ``cfg``
+    differs from the ``FitConfig`` defaults)."""
     parts = [f"python -m jaxclimate.climate.fit --model {cfg['model']} --data DATA --run-dir {run_dir}"]
     if init_from:
         parts.append(f"--init-from {init_from}")
-    if cfg.get("schedule", "plateau") != "plateau":
-        parts.append(f"--schedule {cfg['schedule']}")
-    for key, flag, default in (("learning_rate", "--lr", 1e-3), ("batch_size", "--batch-size", 512), ("seed", "--seed", 0)):
-        if cfg.get(key, default) != default:
+    for key, flag in (("schedule", "--schedule"), ("learning_rate", "--lr"), ("batch_size", "--batch-size"),
+                      ("seed", "--seed")):
+        if cfg.get(key, defaults[key]) != defaults[key]:
             parts.append(f"{flag} {cfg[key]}")
     # a cosine schedule is defined over max_epochs; a plateau run is replayed for the epochs it ran
     parts.append(f"--epochs {cfg['max_epochs'] if cfg.get('schedule') == 'cosine' else epochs}")
