@@ -20,3 +20,7 @@ from jaxclimate.envs.rice_n import RiceN  # noqa: E402
 register("rice-n", RiceN)  # protocol="none" unless protocol= is given; regions= for a subset
 register("rice-n-bilateral", RiceN, protocol="bilateral")
 register("rice-n-club", RiceN, protocol="club")
+
+from jaxclimate.envs.invest_esg import InvestESG  # noqa: E402
+
+register("invest-esg", InvestESG)  # the paper default (config="exp_default") unless config= is given
