@@ -23,21 +23,10 @@ def _merge(factored: dict, insert_at: int) -> dict:
 
 
 def flat_params(params: dict, insert_at: int) -> dict:
-    """ActorCritic parameters on factored input -> the same network on flat input. Flax names
-    modules in call order per class, so the flat network's ``Dense_i`` are the factored one's
-    ``FactoredDense_j`` and ``Dense_k`` interleaved in the order ``__call__`` creates them."""
-    order = ["F", "D", "D", "F", "D", "D"] if "ScannedRNN_0" not in params else ["F", "D", "D", "D", "D", "D", "D"]
-    out, f, d = {}, 0, 0
-    for i, kind in enumerate(order):
-        if kind == "F":
-            out[f"Dense_{i}"] = _merge(params[f"FactoredDense_{f}"], insert_at)
-            f += 1
-        else:
-            out[f"Dense_{i}"] = params[f"Dense_{d}"]
-            d += 1
-    if "ScannedRNN_0" in params:
-        out["ScannedRNN_0"] = params["ScannedRNN_0"]
-    return out
+    """ActorCritic parameters on factored input -> the same network on flat input: the first
+    layers (``FactoredDense``: own rows ``Dense_0``, shared rows ``Dense_1``) become dense
+    layers of the same name; every other layer is the same."""
+    return {name: _merge(p, insert_at) if "Dense_1" in p else p for name, p in params.items()}
 
 
 def test_factored_dense_equals_dense_on_the_flat_vector():
@@ -103,4 +92,4 @@ def test_ippo_on_factored_env_equals_ippo_on_flat_env(share):
     trained = jax.vmap(lambda p: flat_params(p, insert_at))(rs_f.params["regions"])
     for a, b in zip(jax.tree_util.tree_leaves(trained), jax.tree_util.tree_leaves(rs.params["regions"])):
         np.testing.assert_allclose(a, b, rtol=2e-4, atol=2e-5)
-    assert not np.allclose(np.asarray(trained["Dense_0"]["kernel"]), np.asarray(as_flat["Dense_0"]["kernel"]))
+    assert not np.allclose(np.asarray(trained["actor_0"]["kernel"]), np.asarray(as_flat["actor_0"]["kernel"]))

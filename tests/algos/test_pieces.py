@@ -88,3 +88,18 @@ def test_other_heads():
     assert np.asarray(b.mode()).tolist() == [0, 1, 0]
     head = ActionHead(Box(-1.0, 1.0, (2,)))
     np.testing.assert_array_equal(head.to_env(jnp.array([3.0, -0.5])), [1.0, -0.5])
+
+
+def test_orthogonal_initializer_matches_qr_and_needs_no_lapack():
+    """Same matrices as JAX's QR-based initializer (up to rounding), orthonormal, and no
+    LAPACK custom call in the compiled program (batched QR calls could deadlock on CPU)."""
+    from jaxclimate.algos.initializers import orthogonal
+
+    for shape, scale in (((56, 256), 1.4), ((256, 256), 1.0), ((256, 3), 0.01)):
+        key = jax.random.PRNGKey(7)
+        ours = np.asarray(orthogonal(scale)(key, shape))
+        np.testing.assert_allclose(ours, jax.nn.initializers.orthogonal(scale)(key, shape), atol=2e-6)
+        gram = ours.T @ ours if shape[0] >= shape[1] else ours @ ours.T
+        np.testing.assert_allclose(gram, scale**2 * np.eye(len(gram)), atol=2e-6)
+    hlo = jax.jit(jax.vmap(lambda k: orthogonal()(k, (64, 64)))).lower(jax.random.split(jax.random.PRNGKey(0), 4)).as_text()
+    assert "custom_call" not in hlo and "lapack" not in hlo.lower()
