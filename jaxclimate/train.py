@@ -1,27 +1,34 @@
-"""``python -m jaxclimate.train``: train IPPO on a jaxclimate environment.
+"""``python -m jaxclimate.train``: train any registered algorithm on any jaxclimate environment.
 
 With no arguments it trains recurrent IPPO (LSTM, one network per country, as the paper) on
 ``climate-mitigation`` scenario (i) with the shipped GRU surrogate — about a minute on a
 2-core CPU — and writes a run directory:
 
 * ``config.json`` — everything needed to resume or repeat the run;
-* ``metrics.jsonl`` — one JSON line per update (env steps, mean returns per agent, losses);
+* ``metrics.jsonl`` — one JSON line per update (env steps, mean returns per agent and seed,
+  the algorithm's losses, and the environment's episode metrics where it reports them);
 * ``checkpoints/`` — orbax checkpoints of the full training state every few chunks;
-* ``summary.json``, ``returns.png`` (and for the climate game ``levers.png``,
-  ``temperature.png``, ``trajectories.npz`` — the reservoir of training episodes that
-  ``python -m jaxclimate.evaluation.consistency RUN_DIR`` replays through CICERO-SCM).
+* ``summary.json``, ``returns.png`` (``returns-<group>.png`` with several agent groups) and
+  whatever the environment's training report adds (the climate game: ``levers.png``,
+  ``temperature.png``, ``trajectories.npz`` for ``python -m jaxclimate.evaluation.consistency``;
+  InvestESG: the paper's P100 / W100 curves and the learned policy; the EBM: the learned
+  temperature profile and band errors).
 
-Training runs as compiled chunks of updates under a host loop that shows progress.
-``--resume RUN_DIR`` continues from the last checkpoint and ends exactly where an
-uninterrupted run would; Ctrl-C saves a checkpoint at the last finished chunk and exits.
-Seeds run in one program (``vmap``).
+``--algo`` picks the algorithm (``ippo``, ``ddpg``, ``td3``, ``tqc``), ``--preset`` a named
+hyper-parameter set the environment provides for it (the papers' settings; the first is the
+default), ``--set KEY=VALUE`` any field of the algorithm's config. Training runs as compiled
+chunks under a host loop that shows progress. ``--resume RUN_DIR`` continues from the last
+checkpoint and ends exactly where an uninterrupted run would; Ctrl-C saves a checkpoint at the
+last finished chunk and exits. Seeds run in one program (``vmap``).
 
 Examples::
 
-    python -m jaxclimate.train                                   # scenario (i), 1 seed
+    python -m jaxclimate.train                                   # climate game, scenario (i), 1 seed
     python -m jaxclimate.train --scenario ii --seeds 4 --total-timesteps 1000000
     python -m jaxclimate.train --network mlp --set lr=3e-4 --set ent_coef=0.02
-    python -m jaxclimate.train --env-set damage_coefficient=0.006
+    python -m jaxclimate.train --env invest-esg --preset paper_sb3 --seeds 3
+    python -m jaxclimate.train --env invest-esg --env-set config=exp_a3 --env-set event_mode=reference_events
+    python -m jaxclimate.train --env ebm-v3-a6 --algo ddpg --fed 5 --seeds 10
     python -m jaxclimate.train --resume runs/climate-mitigation-i-20261121-120000
 """
 
@@ -31,6 +38,7 @@ import argparse
 import dataclasses
 import datetime as _dt
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -41,22 +49,12 @@ from jaxclimate._xla import use_cpu_safe_xla_flags
 use_cpu_safe_xla_flags()  # before JAX starts its backend (see jaxclimate/_xla.py)
 
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from jaxclimate._io import atomic_savez, atomic_write_text  # noqa: E402
-from jaxclimate.algos.ippo import IPPOConfig, make_trainer  # noqa: E402
+from jaxclimate._io import atomic_write_text  # noqa: E402
+from jaxclimate.algos.registry import algorithms, get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make, registered_envs  # noqa: E402
-
-#: Per-environment IPPO defaults (the CLI's starting point; ``--set`` overrides).
-ENV_DEFAULTS: dict[str, dict[str, Any]] = {
-    "climate-mitigation": dict(
-        total_timesteps=120_000, num_envs=16, num_steps=35, network="lstm", hidden_size=64, lr=1e-3,
-        gamma=0.999, gae_lambda=0.95, ent_coef=0.01, update_epochs=4, num_minibatches=4,
-    ),
-}
-LEVERS = ("energy", "methane", "agriculture", "adaptation")
-
+from jaxclimate.reporting import evaluate_policy, plot_returns  # noqa: E402
 
 # --- options ----------------------------------------------------------------------------------
 
@@ -94,20 +92,24 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("Examples::")[1],
     )
     parser.add_argument("--env", default="climate-mitigation", help="environment id (default climate-mitigation)")
-    parser.add_argument("--scenario", default="i", choices=["i", "ii"], help="climate-mitigation scenario (default i)")
-    parser.add_argument("--engine", default="gru", help="climate engine for climate-mitigation: gru (default), cicero, ...")
-    parser.add_argument("--algo", default="ippo", choices=["ippo"], help="learning algorithm (default ippo)")
+    parser.add_argument("--algo", default="ippo", choices=sorted(algorithms()), help="learning algorithm (default ippo)")
+    parser.add_argument("--preset", help="named hyper-parameter set of the environment for the algorithm (default: its first)")
+    parser.add_argument("--scenario", help="shortcut for --env-set scenario=… (climate-mitigation: i or ii)")
+    parser.add_argument("--engine", help="shortcut for --env-set engine=… (climate-mitigation: gru, cicero, ...)")
     parser.add_argument("--seeds", type=int, default=1, help="independent seeds trained in one program (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
-    parser.add_argument("--total-timesteps", type=int, help="env steps per seed (default: per env, 120k for the climate game)")
+    parser.add_argument("--total-timesteps", type=int, help="env steps per seed")
     parser.add_argument("--num-envs", type=int, help="parallel environments per seed")
-    parser.add_argument("--network", choices=["mlp", "lstm", "gru"], help="actor-critic network")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="IPPOConfig field override (repeatable)")
+    parser.add_argument("--network", choices=["mlp", "lstm", "gru"], help="actor-critic network (IPPO)")
+    parser.add_argument("--fed", type=int, metavar="K", help="federated averaging every K episodes, 0 = never (ddpg/td3/tqc)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="algorithm config field override (repeatable)")
     parser.add_argument("--env-set", action="append", default=[], metavar="KEY=VALUE", help="environment parameter or option override")
+    parser.add_argument("--rollout-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="rollout option of the environment's training report (invest-esg: seed_years, seed_companies, ...)")
     parser.add_argument("--chunks", type=int, default=20, help="compiled chunks the run is split into (progress granularity; default 20)")
     parser.add_argument("--checkpoint-every", type=int, default=5, help="checkpoint every N chunks (default 5; always at the end)")
-    parser.add_argument("--reservoir", type=int, default=2000, help="training episodes kept per seed for the consistency replay")
-    parser.add_argument("--run-dir", type=Path, help="output directory (default runs/<env>-<scenario>-<time>)")
+    parser.add_argument("--reservoir", type=int, default=2000, help="climate game: training episodes kept per seed for the consistency replay")
+    parser.add_argument("--run-dir", type=Path, help="output directory (default runs/<env>-<algo>-<time>)")
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -118,6 +120,7 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         if not path.exists():
             parser.error(f"--resume: {path} not found")
         options = json.loads(path.read_text())
+        options.setdefault("config", options.pop("ippo", None))  # run directories of earlier versions
         options.update(run_dir=str(args.resume), resume=True, quiet=args.quiet, no_plots=args.no_plots)
         return options
 
@@ -125,42 +128,52 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         parser.error(f"--env must be one of {registered_envs()}, got {args.env!r}")
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
-    ippo = dict(ENV_DEFAULTS.get("climate-mitigation" if args.env.startswith("climate-mitigation") else args.env, {}))
-    for name, value in (("total_timesteps", args.total_timesteps), ("num_envs", args.num_envs), ("network", args.network)):
+    algo = get_algorithm(args.algo)
+    env_overrides = {k: _parse_value(v) for k, v in _pairs(args.env_set, "--env-set").items()}
+    for name in ("scenario", "engine"):
+        if getattr(args, name) is not None:
+            env_overrides[name] = getattr(args, name)
+    try:
+        env, _ = make(args.env, **env_overrides)
+    except (ValueError, TypeError) as err:
+        parser.error(f"--env {args.env}: {err}")
+    presets = env.training_report().presets(env, algo.name)
+    if args.preset is not None and args.preset not in presets:
+        parser.error(f"--preset: {env.name} has {sorted(presets) or 'no'} presets for {algo.name}, got {args.preset!r}")
+    preset = args.preset if args.preset is not None else next(iter(presets), None)
+    config = dict(presets.get(preset, {}))
+    fields = {f.name: f for f in dataclasses.fields(algo.config_cls)}
+    shortcuts = (("total_timesteps", args.total_timesteps), ("num_envs", args.num_envs), ("network", args.network),
+                 ("federation_period", args.fed))
+    for name, value in shortcuts:
         if value is not None:
-            ippo[name] = value
-    fields = {f.name: f for f in dataclasses.fields(IPPOConfig)}
-    defaults = IPPOConfig()
+            if name not in fields:
+                parser.error(f"--{name.replace('_', '-')} does not apply to {algo.name} (no {algo.config_cls.__name__}.{name})")
+            config[name] = value
+    defaults = algo.config_cls()
     for key, text in _pairs(args.set, "--set").items():
         if key not in fields:
-            parser.error(f"--set: unknown IPPOConfig field {key!r}; fields: {sorted(fields)}")
+            parser.error(f"--set: unknown {algo.config_cls.__name__} field {key!r}; fields: {sorted(fields)}")
         try:
-            ippo[key] = _parse_value(text, getattr(defaults, key))
+            config[key] = _parse_value(text, getattr(defaults, key))
         except ValueError as err:
             parser.error(f"--set {key}: {err}")
     try:
-        IPPOConfig(**ippo)
-    except ValueError as err:
+        algo.config_cls(**config)
+    except (ValueError, TypeError) as err:
         parser.error(str(err))
-    env_overrides = {k: _parse_value(v) for k, v in _pairs(args.env_set, "--env-set").items()}
-    if args.env.startswith("climate-mitigation"):
-        env_overrides = {"scenario": args.scenario, "engine": args.engine, **env_overrides}
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    tag = f"{args.env}-{args.scenario}" if args.env == "climate-mitigation" else args.env
+    tag = re.sub(r"[^A-Za-z0-9_.+-]+", "-", env.name).strip("-")
     return dict(
-        env=args.env, env_overrides=env_overrides, algo=args.algo, ippo=ippo, seeds=args.seeds, seed=args.seed,
-        chunks=max(1, args.chunks), checkpoint_every=max(1, args.checkpoint_every), reservoir=args.reservoir,
-        run_dir=str(args.run_dir or Path("runs") / f"{tag}-{stamp}"), resume=False, quiet=args.quiet, no_plots=args.no_plots,
+        env=args.env, env_overrides=env_overrides, algo=algo.name, preset=preset, config=config, seeds=args.seeds,
+        seed=args.seed, chunks=max(1, args.chunks), checkpoint_every=max(1, args.checkpoint_every), reservoir=args.reservoir,
+        rollout={k: _parse_value(v) for k, v in _pairs(args.rollout_set, "--rollout-set").items()},
+        run_dir=str(args.run_dir or Path("runs") / f"{tag}-{algo.name}-{stamp}"), resume=False, quiet=args.quiet,
+        no_plots=args.no_plots,
     )
 
 
 # --- the run ------------------------------------------------------------------------------------
-
-
-def _is_climate_game(env) -> bool:
-    from jaxclimate.envs.climate_mitigation import ClimateMitigation
-
-    return isinstance(env, ClimateMitigation)
 
 
 def _chunk_sizes(num_updates: int, chunks: int) -> list[int]:
@@ -169,19 +182,24 @@ def _chunk_sizes(num_updates: int, chunks: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(chunks)]
 
 
-def _metric_lines(metrics: dict, first_update: int, steps_per_update: int) -> list[str]:
-    """One JSON line per update; metrics[group][name] is (seeds, updates, ...)."""
+def metric_lines(metrics: dict, first_update: int, steps_per_update: int) -> list[str]:
+    """One JSON line per update. ``metrics[group][name]`` is (seeds, updates, ...): returns are
+    kept per seed and agent, everything else averaged over seeds (and learners);
+    ``metrics["episode"]`` (the environment's episode metrics) is kept per seed."""
     host = jax.tree_util.tree_map(np.asarray, metrics)
-    n = next(iter(host.values()))["episode_return"].shape[1]
+    n = jax.tree_util.tree_leaves(host)[0].shape[1]
     lines = []
     for i in range(n):
         update = first_update + i + 1
         row: dict[str, Any] = {"update": update, "env_steps": update * steps_per_update}
-        for group, m in host.items():
-            row[group] = {
+        for key, m in host.items():
+            if key == "episode":
+                row["episode"] = {name: v[:, i].tolist() for name, v in m.items()}
+                continue
+            row[key] = {
                 "episode_return": m["episode_return"][:, i].tolist(),  # [seed][agent]
                 "episode_return_mean": float(m["episode_return"][:, i].mean()),
-                **{k: float(m[k][:, i].mean()) for k in ("loss", "actor_loss", "value_loss", "entropy", "approx_kl")},
+                **{name: float(v[:, i].mean()) for name, v in m.items() if name != "episode_return"},
             }
         lines.append(json.dumps(row))
     return lines
@@ -191,7 +209,6 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     """Train as ``options`` say (see :func:`build_options`); returns the summary dict.
     ``stop_after_chunks`` stops early as an interrupt would (after saving a checkpoint)."""
     from jaxclimate.checkpoint import Checkpointer
-    from jaxclimate.evaluation.consistency import EpisodeReservoir
 
     run_dir = Path(options["run_dir"])
     if not options["resume"] and (run_dir / "checkpoints").exists() and any((run_dir / "checkpoints").iterdir()):
@@ -202,10 +219,12 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
         atomic_write_text(run_dir / "config.json", json.dumps(saved, indent=2) + "\n")
         (run_dir / "metrics.jsonl").unlink(missing_ok=True)
     env, env_params = make(options["env"], **options["env_overrides"])
-    config = IPPOConfig(**options["ippo"])
-    climate_game = _is_climate_game(env)
-    recorder = EpisodeReservoir(options["reservoir"], config.num_envs) if climate_game and options["reservoir"] > 0 else None
-    trainer = make_trainer(env, env_params, config, recorder)
+    algo = get_algorithm(options.get("algo", "ippo"))
+    config = algo.config_cls(**options["config"])
+    report = env.training_report()
+    recorder = report.recorder(env, config, options)
+    hook = report.rollout_hook(env, config, options)
+    trainer = algo.make_trainer(env, env_params, config, recorder, hook)
     seeds = options["seeds"]
     keys = jax.random.split(jax.random.PRNGKey(options["seed"]), seeds)
     state = jax.jit(jax.vmap(trainer.init))(keys)
@@ -229,7 +248,7 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
 
     total = config.num_updates * config.steps_per_update * seeds
     bar = tqdm(total=total, initial=sum(sizes[:done_chunks]) * config.steps_per_update * seeds, unit="step",
-               unit_scale=True, desc=f"IPPO {env.name}", disable=options["quiet"], smoothing=0.3)
+               unit_scale=True, desc=f"{algo.name.upper()} {env.name}", disable=options["quiet"], smoothing=0.3)
     interrupted = False
     wall = time.perf_counter()
     chunks_done = done_chunks  # chunks whose state *and* metrics are complete
@@ -240,7 +259,7 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
                 break
             first_update = sum(sizes[:chunk])
             new_state, metrics = compiled(sizes[chunk])(state)
-            lines = _metric_lines(metrics, first_update, config.steps_per_update)
+            lines = metric_lines(metrics, first_update, config.steps_per_update)
             with open(run_dir / "metrics.jsonl", "a", encoding="utf8") as f:
                 f.write("\n".join(lines) + "\n")
             state, chunks_done = new_state, chunk + 1
@@ -262,7 +281,7 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
         print(f"stopped after {chunks_done}/{len(sizes)} chunks; continue with: python -m jaxclimate.train --resume {run_dir}")
         return {"interrupted": True, "chunks_done": chunks_done, "state": state}
     ckpt.close()
-    summary = _finish(env, env_params, trainer, state, options, run_dir, elapsed, climate_game, recorder)
+    summary = _finish(env, env_params, trainer, state, options, run_dir, elapsed, report)
     summary["state"] = state
     return summary
 
@@ -277,135 +296,38 @@ def _truncate_metrics(path: Path, updates: int) -> None:
 # --- the end of a run: evaluation, summary, plots ----------------------------------------------
 
 
-def evaluate_policy(env, env_params, trainer, state, seed_index: int = 0) -> dict[str, np.ndarray]:
-    """One deterministic episode of seed ``seed_index``'s policy: actions, rewards, and for
-    the climate game the temperatures 2016..2065."""
-    params = jax.tree_util.tree_map(lambda x: x[seed_index], state.params)
-    carry = jax.tree_util.tree_map(lambda x: x[seed_index][:, :1], state.carry)
-    act, step = jax.jit(trainer.act), jax.jit(env.step)
-    obs, env_state = env.reset(jax.random.PRNGKey(0), env_params)
-    first = jnp.ones((1,), bool)
-    actions_log, rewards_log, temps = [], [], []
-    for t in range(int(getattr(env_params, "max_steps", 1000))):
-        batch = jax.tree_util.tree_map(lambda x: x[None], obs)
-        actions, carry = act(params, batch, carry, first, jax.random.PRNGKey(t))
-        actions = jax.tree_util.tree_map(lambda x: x[0], actions)
-        obs, env_state, rewards, terminated, truncated, info = step(jax.random.PRNGKey(t), env_state, actions, env_params)
-        first = jnp.zeros((1,), bool)
-        actions_log.append(jax.tree_util.tree_map(np.asarray, actions))
-        rewards_log.append(jax.tree_util.tree_map(np.asarray, rewards))
-        if "temperature" in info:
-            temps.append(float(info["temperature"]))
-        if bool(terminated) or bool(truncated):
-            if "lookahead_temperatures" in info:
-                temps.extend(np.asarray(info["lookahead_temperatures"]).tolist())
-            break
-    stack = lambda logs: {g: np.stack([x[g] for x in logs]) for g in logs[0]}  # noqa: E731
-    return {"actions": stack(actions_log), "rewards": stack(rewards_log), "temperatures": np.asarray(temps)}
-
-
-def _bau_temperatures(env, env_params) -> np.ndarray:
-    obs, s = env.reset(jax.random.PRNGKey(0), env_params)
-    step, temps = jax.jit(env.step), []
-    zeros = {g: jnp.zeros((n, 4), jnp.int32) for g, n in env.agents.items()}
-    while True:
-        obs, s, _, terminated, _, info = step(jax.random.PRNGKey(0), s, zeros, env_params)
-        temps.append(float(info["temperature"]))
-        if bool(terminated):
-            return np.asarray(temps + np.asarray(info["lookahead_temperatures"]).tolist())
-
-
-def _finish(env, env_params, trainer, state, options, run_dir, elapsed, climate_game, recorder) -> dict[str, Any]:
-    from jaxclimate.evaluation.consistency import EpisodeReservoir
-
+def _finish(env, env_params, trainer, state, options, run_dir, elapsed, report) -> dict[str, Any]:
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    last = rows[-5:]
     summary: dict[str, Any] = {
-        "env": env.name, "seeds": options["seeds"], "updates": len(rows), "env_steps_per_seed": rows[-1]["env_steps"],
-        "wall_seconds_this_session": elapsed, "device": jax.devices()[0].device_kind,
-        "final_return": {g: np.mean([r[g]["episode_return"] for r in rows[-5:]], axis=(0, 1)).tolist() for g in env.agents},
+        "env": env.name, "algo": options.get("algo", "ippo"), "preset": options.get("preset"), "seeds": options["seeds"],
+        "updates": len(rows), "env_steps_per_seed": rows[-1]["env_steps"], "wall_seconds_this_session": elapsed,
+        "device": jax.devices()[0].device_kind,
+        "final_return": {g: np.mean([r[g]["episode_return"] for r in last], axis=(0, 1)).tolist() for g in env.agents},
     }
+    if "episode" in rows[-1]:  # the environment's episode metrics, mean over the last updates and seeds
+        summary["final_episode_metrics"] = {
+            name: np.mean([r["episode"][name] for r in last], axis=(0, 1)).tolist() for name in rows[-1]["episode"]
+        }
     evaluations = [evaluate_policy(env, env_params, trainer, state, s) for s in range(options["seeds"])]
-    if climate_game:
-        levels = np.stack([e["actions"]["countries"] for e in evaluations])  # (seeds, 35, N, 4)
-        efforts = np.concatenate([np.asarray(env_params.effort_levels)[levels[..., :3]],
-                                  np.asarray(env_params.adaptation_levels)[levels[..., 3:]]], axis=-1)
-        summary["mean_levers"] = {lever: efforts[..., i].mean(axis=(0, 1)).tolist() for i, lever in enumerate(LEVERS)}
-        summary["policy_temperature_2050"] = float(np.mean([e["temperatures"][34] for e in evaluations]))
-        summary["policy_temperature_2065"] = float(np.mean([e["temperatures"][-1] for e in evaluations]))
-        bau = _bau_temperatures(env, env_params)
-        summary["bau_temperature_2065"] = float(bau[-1])
-        if recorder is not None:
-            stores = [EpisodeReservoir.contents(jax.tree_util.tree_map(lambda x: x[s], state.recorder)) for s in range(options["seeds"])]
-            atomic_savez(run_dir / "trajectories.npz", emissions=np.concatenate([e for e, _ in stores]),
-                         temperatures=np.concatenate([t for _, t in stores]), first_year=np.asarray(2016))
-            summary["stored_episodes"] = int(sum(len(e) for e, _ in stores))
+    summary.update(report.summarize(env, env_params, trainer, state, rows, evaluations, options, run_dir))
     atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
-    _print_summary(summary, env)
+    _print_summary(summary, env, report)
     if not options.get("no_plots"):
-        _plots(rows, env, run_dir, summary, evaluations if climate_game else None, bau if climate_game else None)
+        plot_returns(env, rows, run_dir)
+        report.plot(env, rows, summary, evaluations, run_dir)
     return summary
 
 
-def _print_summary(summary: dict, env) -> None:
-    print(f"\n{summary['env']}: {summary['updates']} updates, {summary['env_steps_per_seed']:,} env steps per seed, "
-          f"{summary['seeds']} seed(s), {summary['wall_seconds_this_session']:.1f} s")
+def _print_summary(summary: dict, env, report) -> None:
+    print(f"\n{summary['env']} ({summary['algo']}): {summary['updates']} updates, {summary['env_steps_per_seed']:,} env steps per "
+          f"seed, {summary['seeds']} seed(s), {summary['wall_seconds_this_session']:.1f} s")
     for group, returns in summary["final_return"].items():
-        header = f"{'agent':>6} {'return':>10}" + ("".join(f"{lever:>13}" for lever in LEVERS) if "mean_levers" in summary else "")
-        print(f"\n[{group}]\n{header}")
+        print(f"\n[{group}] mean episode return of the last updates\n{'agent':>6} {'return':>12}")
         for i, r in enumerate(returns):
-            line = f"{i:>6} {r:>10.4f}"
-            if "mean_levers" in summary:
-                line += "".join(f"{summary['mean_levers'][lever][i]:>13.3f}" for lever in LEVERS)
-            print(line)
-    if "policy_temperature_2065" in summary:
-        print(f"\nlearned policy: ΔT 2050 {summary['policy_temperature_2050']:.3f} K, 2065 {summary['policy_temperature_2065']:.3f} K "
-              f"(no action: {summary['bau_temperature_2065']:.3f} K in 2065)")
-
-
-def _plots(rows, env, run_dir, summary, evaluations, bau) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    steps = np.array([r["env_steps"] for r in rows])
-    for group in env.agents:
-        returns = np.array([r[group]["episode_return"] for r in rows])  # (updates, seeds, agents)
-        fig, ax = plt.subplots(figsize=(7, 4))
-        for i in range(returns.shape[2]):
-            ax.plot(steps, returns[:, :, i].mean(1), label=f"agent {i}")
-            if returns.shape[1] > 1:
-                ax.fill_between(steps, returns[:, :, i].min(1), returns[:, :, i].max(1), alpha=0.2)
-        ax.set(xlabel="env steps per seed", ylabel="episode return", title=f"{env.name}: return per agent ({group})")
-        ax.legend(fontsize=7, ncol=2)
-        fig.tight_layout()
-        fig.savefig(run_dir / ("returns.png" if len(env.agents) == 1 else f"returns-{group}.png"), dpi=120)
-        plt.close(fig)
-    if evaluations is None:
-        return
-    levers = summary["mean_levers"]
-    n = len(levers["energy"])
-    fig, ax = plt.subplots(figsize=(7, 4))
-    width = 0.8 / len(LEVERS)
-    for j, lever in enumerate(LEVERS):
-        ax.bar(np.arange(n) + j * width, levers[lever], width, label=lever)
-    ax.set(xlabel="country", ylabel="mean level (effort 0–1; adaptation spending)", title="learned policy: mean lever levels")
-    ax.set_xticks(np.arange(n) + 0.4 - width / 2, [str(i) for i in range(n)])
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(run_dir / "levers.png", dpi=120)
-    plt.close(fig)
-    years = np.arange(2016, 2016 + len(bau))
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(years, bau, "k--", label="no action (SSP2-4.5 growth)")
-    for s, e in enumerate(evaluations):
-        ax.plot(years[: len(e["temperatures"])], e["temperatures"], label=f"learned policy, seed {s}")
-    ax.axvspan(2050.5, years[-1], color="grey", alpha=0.15, label="look-ahead")
-    ax.set(xlabel="year", ylabel="ΔT (K)", title="temperature under the learned policy (surrogate engine)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(run_dir / "temperature.png", dpi=120)
-    plt.close(fig)
+            print(f"{i:>6} {r:>12.4f}")
+    for line in report.summary_lines(summary):
+        print(line)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,5 +56,5 @@ def test_option_errors(tmp_path, capsys):
         train.build_options(["--help"])
     assert "--resume" in capsys.readouterr().out
     options = train.build_options(["--set", "lr=3e-4", "--set", "anneal_lr=false", "--env-set", "damage_coefficient=0.006"])
-    assert options["ippo"]["lr"] == 3e-4 and options["ippo"]["anneal_lr"] is False
-    assert options["env_overrides"]["damage_coefficient"] == 0.006 and options["ippo"]["network"] == "lstm"
+    assert options["config"]["lr"] == 3e-4 and options["config"]["anneal_lr"] is False
+    assert options["env_overrides"]["damage_coefficient"] == 0.006 and options["config"]["network"] == "lstm"

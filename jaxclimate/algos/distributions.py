@@ -104,8 +104,17 @@ class ActionHead:
     (n,) for Discrete, (k, max_n) for MultiDiscrete) removes invalid choices.
     """
 
-    def __init__(self, space: Space):
+    #: How a continuous sample becomes an env action: ``"clip"`` to the box, or ``"rescale"``
+    #: the affine map of [−1, 1] onto [low, high] and then the clip (SB3's and the InvestESG
+    #: authors' ``clip((a + 1)/2 · (high − low) + low)``). Either way the log-probability is
+    #: that of the raw sample.
+    CONTINUOUS_TRANSFORMS = ("clip", "rescale")
+
+    def __init__(self, space: Space, continuous_transform: str = "clip"):
+        if continuous_transform not in self.CONTINUOUS_TRANSFORMS:
+            raise ValueError(f"ActionHead.continuous_transform must be one of {self.CONTINUOUS_TRANSFORMS}, got {continuous_transform!r}")
         self.space = space
+        self.continuous_transform = continuous_transform
         if isinstance(space, MultiDiscrete):
             nvec = np.asarray(space.nvec).reshape(-1)
             self.kind, self.max_n = "multi_discrete", int(nvec.max())
@@ -139,7 +148,10 @@ class ActionHead:
 
     def to_env(self, action: jax.Array) -> jax.Array:
         """Policy sample -> what the env takes: integers for discrete kinds, continuous
-        actions clipped to the box (the log-probability is of the unclipped sample)."""
+        actions clipped (or rescaled, see ``continuous_transform``) to the box."""
         if self.kind == "continuous":
-            return jnp.clip(action, jnp.asarray(self.space.low), jnp.asarray(self.space.high)).astype(self.space.dtype)
+            low, high = jnp.asarray(self.space.low), jnp.asarray(self.space.high)
+            if self.continuous_transform == "rescale":
+                action = low + (action.astype(low.dtype) + 1.0) / 2.0 * (high - low)
+            return jnp.clip(action, low, high).astype(self.space.dtype)
         return action.astype(self.space.dtype)

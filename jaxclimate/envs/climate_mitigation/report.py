@@ -1,0 +1,116 @@
+"""How ``python -m jaxclimate.train`` presents the climate-mitigation game: the paper's IPPO
+settings, the reservoir of training episodes for the policy-consistency replay, the learned
+levers and the temperature path of the learned policy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxclimate._io import atomic_savez
+from jaxclimate.reporting import TrainingReport
+
+LEVERS = ("energy", "methane", "agriculture", "adaptation")
+
+#: Recurrent IPPO with one LSTM per country (the paper's setting), ~1 min on 2 CPU cores.
+IPPO_PAPER = dict(
+    total_timesteps=120_000, num_envs=16, num_steps=35, network="lstm", hidden_size=64, lr=1e-3,
+    gamma=0.999, gae_lambda=0.95, ent_coef=0.01, update_epochs=4, num_minibatches=4,
+)
+
+
+class ClimateMitigationReport(TrainingReport):
+    def presets(self, env, algo: str) -> dict[str, dict[str, Any]]:
+        return {"paper": dict(IPPO_PAPER)} if algo == "ippo" else {}
+
+    def recorder(self, env, config, options: dict) -> Any:
+        from jaxclimate.evaluation.consistency import EpisodeReservoir
+
+        size = int(options.get("reservoir", 2000))
+        return EpisodeReservoir(size, config.num_envs) if size > 0 and hasattr(config, "num_envs") else None
+
+    def summarize(self, env, env_params, trainer, state, rows, evaluations, options, run_dir: Path) -> dict[str, Any]:
+        levels = np.stack([e["actions"]["countries"] for e in evaluations])  # (seeds, 35, N, 4)
+        efforts = np.concatenate([np.asarray(env_params.effort_levels)[levels[..., :3]],
+                                  np.asarray(env_params.adaptation_levels)[levels[..., 3:]]], axis=-1)
+        temperatures = [policy_temperatures(e) for e in evaluations]
+        summary: dict[str, Any] = {
+            "mean_levers": {lever: efforts[..., i].mean(axis=(0, 1)).tolist() for i, lever in enumerate(LEVERS)},
+            "policy_temperature_2050": float(np.mean([t[34] for t in temperatures])),
+            "policy_temperature_2065": float(np.mean([t[-1] for t in temperatures])),
+            "policy_temperatures": [t.tolist() for t in temperatures],
+            "bau_temperatures": bau_temperatures(env, env_params).tolist(),
+        }
+        summary["bau_temperature_2065"] = summary["bau_temperatures"][-1]
+        if getattr(state, "recorder", None) is not None:
+            from jaxclimate.evaluation.consistency import EpisodeReservoir
+
+            stores = [EpisodeReservoir.contents(jax.tree_util.tree_map(lambda x: x[s], state.recorder))
+                      for s in range(options["seeds"])]
+            atomic_savez(run_dir / "trajectories.npz", emissions=np.concatenate([e for e, _ in stores]),
+                         temperatures=np.concatenate([t for _, t in stores]), first_year=np.asarray(2016))
+            summary["stored_episodes"] = int(sum(len(e) for e, _ in stores))
+        return summary
+
+    def summary_lines(self, summary: dict) -> list[str]:
+        lines = [f"\nlearned lever levels (mean over the episode and seeds)\n{'country':>8}" + "".join(f"{lever:>13}" for lever in LEVERS)]
+        levers = summary["mean_levers"]
+        for i in range(len(levers["energy"])):
+            lines.append(f"{i:>8}" + "".join(f"{levers[lever][i]:>13.3f}" for lever in LEVERS))
+        lines.append(f"\nlearned policy: ΔT 2050 {summary['policy_temperature_2050']:.3f} K, 2065 "
+                     f"{summary['policy_temperature_2065']:.3f} K (no action: {summary['bau_temperature_2065']:.3f} K in 2065)")
+        return lines
+
+    def plot(self, env, rows, summary, evaluations, run_dir: Path) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        levers = summary["mean_levers"]
+        n = len(levers["energy"])
+        fig, ax = plt.subplots(figsize=(7, 4))
+        width = 0.8 / len(LEVERS)
+        for j, lever in enumerate(LEVERS):
+            ax.bar(np.arange(n) + j * width, levers[lever], width, label=lever)
+        ax.set(xlabel="country", ylabel="mean level (effort 0–1; adaptation spending)", title="learned policy: mean lever levels")
+        ax.set_xticks(np.arange(n) + 0.4 - width / 2, [str(i) for i in range(n)])
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(run_dir / "levers.png", dpi=120)
+        plt.close(fig)
+        bau = np.asarray(summary["bau_temperatures"])
+        years = np.arange(2016, 2016 + len(bau))
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.plot(years, bau, "k--", label="no action (SSP2-4.5 growth)")
+        for s, temps in enumerate(summary["policy_temperatures"]):
+            ax.plot(years[: len(temps)], temps, label=f"learned policy, seed {s}")
+        ax.axvspan(2050.5, years[-1], color="grey", alpha=0.15, label="look-ahead")
+        ax.set(xlabel="year", ylabel="ΔT (K)", title="temperature under the learned policy (surrogate engine)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(run_dir / "temperature.png", dpi=120)
+        plt.close(fig)
+
+
+def policy_temperatures(evaluation: dict) -> np.ndarray:
+    """Temperatures 2016..2065 of an evaluation episode: the 35 decision years and the
+    look-ahead reported at the last step."""
+    info = evaluation["info"]
+    return np.concatenate([info["temperature"], info["lookahead_temperatures"][-1]])
+
+
+def bau_temperatures(env, env_params) -> np.ndarray:
+    """Temperatures 2016..2065 when nobody acts (all levers at level 0)."""
+    _, state = env.reset(jax.random.PRNGKey(0), env_params)
+    step, temps = jax.jit(env.step), []
+    zeros = {g: jnp.zeros((n, 4), jnp.int32) for g, n in env.agents.items()}
+    while True:
+        _, state, _, terminated, _, info = step(jax.random.PRNGKey(0), state, zeros, env_params)
+        temps.append(float(info["temperature"]))
+        if bool(terminated):
+            return np.asarray(temps + np.asarray(info["lookahead_temperatures"]).tolist())
