@@ -153,13 +153,15 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
             to [0, 1], independently per company and hazard (``damage_draw="per_event"``) or
             once per company and year (``"per_year"``), instead of the fixed L.
         action_cap: upper bound of each spending fraction (0.05 in every experiment).
+        scripted_companies: companies the market config hard-codes (``exp_e2``) play their
+            fixed action whatever they are given (the original's "Hardcoded" agents).
         dtype: ``"float32"`` or ``"float64"`` (parity; needs ``jax_enable_x64``).
     """
 
     def __init__(self, config: Any = "exp_default", event_mode: str = "key", investment_rounding: str | None = None,
                  company_reward: str = "gain", bankrupt_semantics: str = "reference", strict_bankruptcy: bool = False,
                  bankrupt_window: int = 3, uncertain_damage: bool = False, damage_draw: str = "per_event",
-                 action_cap: float = 0.05, dtype: Any = "float32"):
+                 action_cap: float = 0.05, scripted_companies: bool = True, dtype: Any = "float32"):
         self.config: MarketConfig = market_config(config)
         rounding = self.config.investment_rounding if investment_rounding is None else investment_rounding
         for option, value, allowed in (
@@ -186,6 +188,11 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         self.uncertain_damage = bool(uncertain_damage)
         self.damage_draw = damage_draw
         self.action_cap = float(action_cap)
+        scripted = self.config.hardcoded_company_actions if scripted_companies else None
+        if scripted is not None and len(scripted) != self.config.num_companies:
+            raise ValueError(f"InvestESG: hardcoded_company_actions needs one action per company ({self.config.num_companies}), "
+                             f"got {len(scripted)}")
+        self.scripted_actions = None if scripted is None else np.asarray(scripted, np.float64)
         self.dtype = struct.check_env_dtype("InvestESG", dtype)
         self.num_companies = nc = self.config.num_companies
         self.num_investors = ni = self.config.num_investors
@@ -203,6 +210,11 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
     @property
     def name(self) -> str:
         return f"invest-esg[{self.num_companies}x{self.num_investors}]"
+
+    def training_report(self):
+        from jaxclimate.envs.invest_esg.report import InvestESGReport
+
+        return InvestESGReport()
 
     @property
     def default_params(self) -> InvestESGParams:
@@ -276,6 +288,8 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         k_event, k_market, k_company, k_damage = jax.random.split(key, 4)
         live = ~state.bankrupt
         t = state.time
+        if self.scripted_actions is not None:
+            company_actions = jnp.asarray(self.scripted_actions, f)
         choices = jnp.asarray(investor_choices).astype(f)
         if self.bankrupt_semantics == "exit":
             choices = choices * live.astype(f)[None, :]
@@ -356,6 +370,8 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
             "capital_after_invest": invested_capital,
             "spent": spent,
             "event_uniforms": uniforms,
+            "climate_risk": risk,
+            "event_count": event_count,
             "episode_metrics": episode_metrics(new),
         }
         return new, rewards, info
