@@ -285,7 +285,7 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         self._check_param_shapes(params)
         p = self._cast(params)
         f = self.dtype
-        k_event, k_market, k_company, k_damage = jax.random.split(key, 4)
+        noise = self._draw_noise(key, p)
         live = ~state.bankrupt
         t = state.time
         if self.scripted_actions is not None:
@@ -316,14 +316,14 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         hazard_prob = hazard_probabilities(t.astype(f), jnp.sum(cumulative[:, MITIGATION]), p)
         risk = climate_risk(hazard_prob)
         # S5: market growth and climate events (paper Eq. 2).
-        market = p.market_growth + p.market_noise * jax.random.normal(k_market, (), f)
-        uniforms = self._event_uniforms(k_event, t, p) if event_uniforms is None else jnp.asarray(event_uniforms, f)
+        market = p.market_growth + p.market_noise * noise["market"]
+        uniforms = self._event_uniforms(noise["events"], t, p) if event_uniforms is None else jnp.asarray(event_uniforms, f)
         events = uniforms < hazard_prob
         event_count = jnp.sum(events, dtype=jnp.int32)
 
         # S6: capital grows, less spending and climate losses (paper Eqs. 8-9).
-        growth = market + p.company_noise * jax.random.normal(k_company, (self.num_companies,), f)
-        new_capital = capital * (1.0 - jnp.sum(fractions, axis=1)) * growth * self._damage_factor(k_damage, loss, events, p)
+        growth = market + p.company_noise * noise["company"]
+        new_capital = capital * (1.0 - jnp.sum(fractions, axis=1)) * growth * self._damage_factor(noise["damage"], loss, events, p)
         new_gain = new_capital - capital
         new_margin = new_gain / safe_capital
         capital = jnp.where(live, new_capital, capital)
@@ -379,21 +379,37 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
     def _cast(self, params: InvestESGParams) -> InvestESGParams:
         return struct.cast_numeric(params, self.dtype).replace(max_steps=params.max_steps)
 
-    def _event_uniforms(self, key: jax.Array, t: jax.Array, p: InvestESGParams) -> jax.Array:
+    def _draw_noise(self, key: jax.Array, p: InvestESGParams) -> dict[str, jax.Array]:
+        """This year's randomness from the step key: event uniforms (``event_mode="key"``),
+        standard normals for the market and each company's growth — drawn only when some
+        noise std is positive (``lax.cond``: a real branch when the parameters are not batched,
+        as in training; random-bit generation is a large part of a step) — and, with uncertain
+        damage, one per company and hazard (or year)."""
+        nc, f = self.num_companies, self.dtype
+        events = jax.random.uniform(key, (3,), f) if self.event_mode == "key" else None
+        noisy = (p.market_noise > 0) | jnp.any(p.company_noise > 0)
+        growth = jax.lax.cond(noisy, lambda k: jax.random.normal(jax.random.fold_in(k, 1), (1 + nc,), f),
+                              lambda k: jnp.zeros((1 + nc,), f), key)
+        damage = None
+        if self.uncertain_damage:
+            shape = (nc, 3) if self.damage_draw == "per_event" else (nc, 1)
+            damage = jax.random.normal(jax.random.fold_in(key, 2), shape, f)
+        return {"events": events, "market": growth[0], "company": growth[1:], "damage": damage}
+
+    def _event_uniforms(self, drawn: jax.Array, t: jax.Array, p: InvestESGParams) -> jax.Array:
         if self.event_mode == "key":
-            return jax.random.uniform(key, (3,), self.dtype)
+            return drawn
         table = jnp.asarray(REFERENCE_EVENT_UNIFORMS, self.dtype) if self.event_mode == "reference_events" else p.event_uniforms
         return jax.lax.dynamic_index_in_dim(table, jnp.minimum(t, table.shape[0] - 1), keepdims=False)
 
-    def _damage_factor(self, key: jax.Array, loss: jax.Array, events: jax.Array, p: InvestESGParams) -> jax.Array:
+    def _damage_factor(self, normals: jax.Array | None, loss: jax.Array, events: jax.Array, p: InvestESGParams) -> jax.Array:
         """The capital kept after this year's events: 1 − L·X, or with uncertain damage
         1 − Σ_e event_e·D_ie, D ~ clip(N(L, σ_D), 0, 1) per company and hazard (or one D per
         company and year: 1 − D·X)."""
         count = jnp.sum(events).astype(self.dtype)
         if not self.uncertain_damage:
             return 1.0 - loss * count
-        shape = (self.num_companies, 3) if self.damage_draw == "per_event" else (self.num_companies, 1)
-        draws = jnp.clip(loss[:, None] + p.damage_std * jax.random.normal(key, shape, self.dtype), 0.0, 1.0)
+        draws = jnp.clip(loss[:, None] + p.damage_std * normals, 0.0, 1.0)  # (N_C, 3) per event, (N_C, 1) per year
         if self.damage_draw == "per_year":
             return 1.0 - draws[:, 0] * count
         return 1.0 - jnp.sum(draws * events.astype(self.dtype)[None, :], axis=1)
