@@ -166,6 +166,20 @@ def simulate(
     return jnp.concatenate([T0[None], Ts], axis=0)
 
 
+def ordered_mean(x: jax.Array) -> jax.Array:
+    """The mean of ``x`` (N,) as NumPy computes it for a few float32 values — summed left to
+    right in the input dtype, then divided by N — which is how the original ebm-v3 server
+    combined the agents' D, a0 and a2. ``jnp.mean`` reduces in another order and differs by
+    one float32 ulp in about a third of steps, enough for an ebm-v3-a6 episode to drift
+    ~2e-6 °C from the reference. A ``lax.scan`` over the agent axis fixes the order. XLA:CPU
+    also rewrites a division by a broadcast scalar — a constant, or under ``vmap`` any
+    unbatched divisor — into a multiplication by its reciprocal, itself 1 ulp off a third of
+    the time; a divisor shaped like the sum (``total·0 + N``, opaque behind an optimisation
+    barrier) keeps the true elementwise division."""
+    total, _ = jax.lax.scan(lambda acc, v: (acc + v, None), x[0], x[1:])
+    return total / jax.lax.optimization_barrier(total * 0 + jnp.asarray(x.shape[0], x.dtype))
+
+
 class EBMEnv(Environment[EBMState, EBMParams]):
     """ebm-v1 / ebm-v2 / ebm-v3 (see module docstring).
 
@@ -244,7 +258,7 @@ class EBMEnv(Environment[EBMState, EBMParams]):
         )
         D, A, B, a0, a2 = a[:, 0], a[:, 1 : 1 + m] * jnp.float32(A_ACTION_SCALE), a[:, 1 + m : 1 + 2 * m], a[:, -2], a[:, -1]
         if self.version == 3:  # one shared model (SPEC §3.4)
-            D, a0, a2 = (jnp.mean(x, keepdims=True) for x in (D, a0, a2))
+            D, a0, a2 = (ordered_mean(x)[None] for x in (D, a0, a2))
             A, B = A.reshape(1, physics.NUM_LAT), B.reshape(1, physics.NUM_LAT)
         return tuple(x.astype(self.dtype) for x in (D, A, B, a0, a2))
 

@@ -74,3 +74,36 @@ def test_ice_albedo_matches_climlab(x64):
     Ts = simulate(params, D, A, B, a0, a2, T0=np.linspace(-30, 30, 96))
     assert np.max(np.abs(np.asarray(Ts[1:]) - np.stack(reference))) <= 1e-10
     assert (np.stack(reference) < -10).any()  # the ice branch was exercised
+
+
+def test_ebm_v3_six_agents_match_climlab_with_numpy_means(x64):
+    """ebm-v3-a6: the shared D, a0, a2 are the agents' float32 means in NumPy's order (left to
+    right); climlab fed that combination agrees to ~1e-13 °C (``jnp.mean``'s order drifted
+    ~2e-6 °C). The actions spread D, a0 and a2 over their boxes so the order matters."""
+    env = EBMEnv(3, num_agents=6, dtype="float64")
+    params = env.default_params
+    space = env.action_space()
+    keys = jax.random.split(jax.random.PRNGKey(7), 25)
+    _, state = env.reset(jax.random.PRNGKey(0), params)
+    step = jax.jit(env.step)
+    m = climlab_model()
+    worst, order_mattered = 0.0, 0
+    for k in keys:
+        a = np.asarray(jax.vmap(space.sample)(jax.random.split(k, 6)))  # (6, 35) float32
+        _, state, *_ = step(jax.random.PRNGKey(0), state, {GROUP: jnp.asarray(a)}, params)
+        D, a0, a2 = (np.mean(a[:, i]) for i in (0, -2, -1))  # NumPy float32 means, as the original server
+        order_mattered += int(D != np.float32(np.sum(np.sort(a[:, 0])[::-1]) / np.float32(6)))
+        A_Wm2 = (a[:, 1:17] * np.float32(100)).reshape(96)
+        T_ref = climlab_step(m, D, A_Wm2, a[:, 17:33].reshape(96), a0, a2)
+        worst = max(worst, float(np.max(np.abs(np.asarray(state.temperature[0]) - T_ref))))
+    assert worst <= 1e-10, worst
+    assert order_mattered > 0  # a summation order other than NumPy's would have changed D
+
+
+def test_ordered_mean_is_numpys_float32_mean():
+    from jaxclimate.envs.ebm.env import ordered_mean
+
+    x = np.random.default_rng(0).uniform(0.55, 0.65, (3000, 6)).astype(np.float32)
+    ours = np.asarray(jax.jit(jax.vmap(ordered_mean))(jnp.asarray(x)))
+    np.testing.assert_array_equal(ours, np.mean(x, axis=1))
+    assert (np.asarray(jax.vmap(jnp.mean)(jnp.asarray(x))) != np.mean(x, axis=1)).any()  # why this matters
