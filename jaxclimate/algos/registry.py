@@ -51,3 +51,7 @@ def _load_builtin() -> None:
 
     register_algorithm(Algorithm("ippo", ippo.IPPOConfig, ippo.make_trainer,
                                  "independent PPO (PureJaxRL style): one learner per agent, any action space"))
+    from jaxclimate.algos import off_policy
+
+    for algorithm in off_policy.ALGORITHMS:
+        register_algorithm(algorithm)

@@ -224,6 +224,11 @@ class EBMEnv(Environment[EBMState, EBMParams]):
     def name(self) -> str:
         return f"ebm-v{self.version}" + ("" if self.version == 1 else f"-a{self.num_agents}")
 
+    def training_report(self):
+        from jaxclimate.envs.ebm.report import EBMReport
+
+        return EBMReport()
+
     @property
     def default_params(self) -> EBMParams:
         return EBMParams()
@@ -246,7 +251,7 @@ class EBMEnv(Environment[EBMState, EBMParams]):
         T = step(state.temperature, D, A, B, a0, a2, params)
         new_state = EBMState(time=state.time + 1, temperature=T)
         rewards = {GROUP: self._rewards(T, params)}
-        return self._observe(T), new_state, rewards, jnp.asarray(False), {}
+        return self._observe(T), new_state, rewards, jnp.asarray(False), {"profile": self.evaluated_profile(new_state)}
 
     def _model_parameters(self, actions: jax.Array) -> tuple[jax.Array, ...]:
         """Agents' actions -> per-model (D, A [W m⁻²], B, a0, a2), widened to the physics dtype.
