@@ -205,15 +205,17 @@ def plot_schelling(table: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def main(argv=None) -> None:
+def main(argv=None) -> dict:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    out = {}
     if args.experiment in ("schelling", "both"):
         start = time.perf_counter()
         table = schelling.schelling_table(schelling.focal_returns(schelling.episode_uniforms(args.episodes)))
         table.update(episodes=args.episodes, seconds=time.perf_counter() - start, k=list(range(5)))
         atomic_write_text(args.out / "invest_esg_schelling.json", json.dumps(table, indent=1) + "\n")
         plot_schelling(table, args.out / "invest_esg_schelling.png")
+        out["schelling"] = table
         print(f"Schelling table ({args.episodes} episodes per cell, {table['seconds']:.1f} s): C − D per k")
         for mode in schelling.MODES:
             print(f"  {mode:>8}: " + " ".join(f"{d:+8.1f}" for d in table["return"][mode]["difference"]))
@@ -222,6 +224,7 @@ def main(argv=None) -> None:
         tag = f"invest_esg_{args.preset}" + ("" if args.event_mode == "key" else f"_{args.event_mode}")
         atomic_write_text(args.out / f"{tag}.json", json.dumps(result, indent=1) + "\n")
         plot_sweep(result, args.out / f"{tag}.png")
+        out["sweep"] = result
         print(f"\n{result['preset']}: {result['env_steps_per_run']:,} env steps per run, {len(result['settings'])} settings × "
               f"{result['seeds']} seeds in {result['wall_seconds']:.0f} s ({result['env_steps_per_s']:,.0f} env-steps/s)")
         print(f"{'setting':>18} {'P100':>14} {'W100':>16} {'mitigation':>16} {'top share':>10} {'eval P100':>10}")
@@ -231,6 +234,7 @@ def main(argv=None) -> None:
                   f"{f['final_market_wealth']['mean']:>10.1f}±{f['final_market_wealth']['stderr']:<5.1f} "
                   f"{f['total_mitigation']['mean']:>10.1f}±{f['total_mitigation']['stderr']:<5.1f} {f['top_company_share']:>10.2f} "
                   f"{e['evaluation']['final_climate_risk']:>10.4f}")
+    return out
 
 
 if __name__ == "__main__":

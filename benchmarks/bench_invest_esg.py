@@ -65,6 +65,8 @@ def parse_args(argv=None):
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--train-updates", type=int, default=20, help="updates per timed training chunk (0: no training rows)")
     p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--presets", nargs="+", default=list(PRESETS), choices=list(PRESETS))
+    p.add_argument("--hidden", type=int, nargs="+", help="override the presets' layer widths (smoke runs only)")
     p.add_argument("--reference-repo", type=Path, help="checkout of the original InvestESG to time its NumPy env")
     p.add_argument("--reference-python", default=sys.executable, help="interpreter with the original's dependencies")
     p.add_argument("--out", type=Path, default=None)
@@ -144,14 +146,25 @@ def bench_envs(args) -> list[dict]:
                 "x_authors_jax_1024": rate / AUTHORS_JAX_ENV_1024[market] if market in AUTHORS_JAX_ENV_1024 else None,
             })
             print(f"{market} {n:>5} envs: {rate:,.0f} env-steps/s (compile {timing['compile_s']:.1f} s)", flush=True)
+        n = max(args.envs)  # the same with fresh jax.random actions every step, at the largest batch
+        keys = jax.random.split(jax.random.PRNGKey(0), n)
+        timing = time_compiled(lambda k: rollout_checksum(env, params, k, steps, fresh_actions=True), keys, repeats=args.repeats)
+        rate = n * steps / timing["median_s"]
+        rows.append({"market": market + " (fresh random actions)", "size": f"{env.num_companies}x{env.num_investors}", "envs": n,
+                     "env_steps_per_s": rate, "compile_s": timing["compile_s"], "median_s": timing["median_s"],
+                     "runs_s": timing["runs_s"], "numpy_env_steps_per_s": numpy_rate, "numpy_measured_here": ref is not None,
+                     "x_numpy": rate / numpy_rate if numpy_rate else None,
+                     "x_authors_jax_1024": rate / AUTHORS_JAX_ENV_1024[market] if market in AUTHORS_JAX_ENV_1024 else None})
+        print(f"{market} {n:>5} envs, fresh jax.random actions every step: {rate:,.0f} env-steps/s", flush=True)
     return rows
 
 
 def bench_training(args) -> list[dict]:
     rows = []
     env, params = make("invest-esg")
-    for name, preset in PRESETS.items():
-        config = IPPOConfig(**{**preset, "total_timesteps": 3_000_000})
+    for name in args.presets:
+        overrides = {"total_timesteps": 3_000_000, **({"hidden_sizes": tuple(args.hidden)} if args.hidden else {})}
+        config = IPPOConfig(**{**PRESETS[name], **overrides})
         trainer = make_trainer(env, params, config)
         states = jax.jit(jax.vmap(trainer.init))(jax.random.split(jax.random.PRNGKey(0), args.seeds))
         chunk = lambda s: jax.vmap(lambda r: trainer.run(r, args.train_updates))(s)[0]  # noqa: E731
@@ -159,7 +172,7 @@ def bench_training(args) -> list[dict]:
         steps = args.train_updates * config.steps_per_update * args.seeds
         rate = steps / timing["median_s"]
         paper = 3 * 3_000_000 / rate
-        rows.append({"preset": name, "seeds": args.seeds, "updates_per_chunk": args.train_updates, "env_steps_per_s": rate,
+        rows.append({"preset": name, "hidden_sizes": list(config.hidden_sizes), "seeds": args.seeds, "updates_per_chunk": args.train_updates, "env_steps_per_s": rate,
                      "compile_s": timing["compile_s"], "median_s": timing["median_s"], "runs_s": timing["runs_s"],
                      "paper_budget_minutes": paper / 60, "x_sb3_training": rate / SB3_TRAINING})
         print(f"IPPO {name}: {rate:,.0f} env-steps/s incl. updates ({args.seeds} seeds); 3 seeds × 3M env steps ≈ {paper / 60:.0f} min",
@@ -180,10 +193,12 @@ def main(argv=None) -> None:
         print(format_table(train_rows, [("preset", "IPPO preset", ""), ("env_steps_per_s", "env-steps/s", ",.0f"),
                                         ("compile_s", "compile s", ".1f"), ("paper_budget_minutes", "3 seeds × 3M (min)", ".0f"),
                                         ("x_sb3_training", "× SB3", ",.0f")]))
-    path = save_results("bench_invest_esg", {"env_rows": env_rows, "training_rows": train_rows,
+    payload = {"env_rows": env_rows, "training_rows": train_rows}
+    path = save_results("bench_invest_esg", {**payload,
                                              "quoted": {"numpy_env": NUMPY_ENV, "authors_jax_env_1024": AUTHORS_JAX_ENV_1024,
                                                         "sb3_training": SB3_TRAINING}}, args.out)
     print(f"\nwrote {path}")
+    return payload
 
 
 if __name__ == "__main__":

@@ -63,3 +63,32 @@ def test_bench_rice_n_tiny_run(tmp_path):
     assert len(list(tmp_path.glob("bench_rice_n-*.json"))) == 1
     with pytest.raises(SystemExit):
         bench_rice_n.parse_args(["--episodes", "0"])
+
+
+def test_bench_invest_esg_tiny_run(tmp_path):
+    from benchmarks import bench_invest_esg
+
+    payload = bench_invest_esg.main(["--envs", "1", "2", "--markets", "exp_default", "--repeats", "1", "--train-updates", "1",
+                                     "--seeds", "2", "--presets", "paper_sb3", "--hidden", "8", "--out", str(tmp_path)])
+    saved = json.loads(next(tmp_path.glob("bench_invest_esg-*.json")).read_text())
+    rows = saved["env_rows"]
+    assert [r["envs"] for r in rows] == [1, 2, 2] and "fresh" in rows[-1]["market"]
+    for row in rows:
+        assert row["env_steps_per_s"] == pytest.approx(row["envs"] * 100 / row["median_s"])
+        assert row["x_numpy"] == pytest.approx(row["env_steps_per_s"] / row["numpy_env_steps_per_s"])
+    (train,) = saved["training_rows"]
+    assert train["preset"] == "paper_sb3" and train["hidden_sizes"] == [8]
+    assert train["env_steps_per_s"] == pytest.approx(1 * 500 * 2 / train["median_s"])
+    assert payload["training_rows"][0]["preset"] == "paper_sb3"
+
+
+def test_bench_fedrain_tiny_run(tmp_path):
+    from benchmarks import bench_fedrain
+
+    payload = bench_fedrain.main(["--envs", "ebm-v3-a2", "--seeds", "1", "2", "--steps", "200", "--repeats", "1",
+                                  "--hidden", "16", "--out", str(tmp_path)])
+    saved = json.loads(next(tmp_path.glob("bench_fedrain-*.json")).read_text())
+    assert [(r["agents"], r["seeds"]) for r in saved["rows"]] == [(2, 1), (2, 2)]
+    for row in saved["rows"]:
+        assert row["agent_steps_per_s"] == pytest.approx(row["seeds"] * 2 * 200 / row["median_s"])
+    assert payload["rows"][0]["env"] == "ebm-v3-a2"
