@@ -29,7 +29,7 @@ Examples::
     python -m jaxclimate.train --env invest-esg --preset paper_sb3 --seeds 3
     python -m jaxclimate.train --env invest-esg --env-set config=exp_a3 --env-set event_mode=reference_events
     python -m jaxclimate.train --env ebm-v3-a6 --algo ddpg --fed 5 --seeds 10
-    python -m jaxclimate.train --resume runs/climate-mitigation-i-20261121-120000
+    python -m jaxclimate.train --resume runs/climate-mitigation-i-ippo-20261121-120000
 """
 
 from __future__ import annotations
