@@ -117,39 +117,45 @@ def _check_same_length(owner: str, names: Sequence[str], params: Any) -> None:
 # --- named markets ------------------------------------------------------------------------------------
 
 
+#: Per-agent parameters: a market config may give one value for all companies (investors).
+PER_COMPANY = ("loss_fraction", "resilience_efficiency", "greenwash_coef", "company_noise")
+PER_INVESTOR = ("esg_preference",)
+
+
 @dataclasses.dataclass(frozen=True)
 class MarketConfig:
     """A market as the original's experiment files describe it (docs/invest_esg.md §7).
 
-    Scalars given for per-agent values apply to every company or investor. Besides the
-    environment's values it records what the original's trainer did with the agents:
-    ``hardcoded_company_actions`` (one env-space action per company: the companies play it
-    every year and do not learn, experiment ``exp_e2``) and ``company_learning_starts``
-    (companies start updating after this many env steps, the ``_with_memory`` files).
-    """
+    The companies' and investors' capitals fix the market's size; ``overrides`` set any other
+    :class:`InvestESGParams` field (per-company and per-investor values may be one number for
+    all). Besides the environment's values a config records what the original's trainer did
+    with the agents: ``hardcoded_company_actions`` (one env-space action per company: the
+    companies play it every year and do not learn, experiment ``exp_e2``) and
+    ``company_learning_starts`` (companies start updating after this many env steps, the
+    ``_with_memory`` files)."""
 
     company_capital: tuple[float, ...]
     investor_capital: tuple[float, ...]
-    esg_preference: float | tuple[float, ...] = 0.0
-    loss_fraction: float | tuple[float, ...] = 0.07
-    greenwash_coef: float | tuple[float, ...] = 2.0
-    resilience_efficiency: float | tuple[float, ...] = 3.0
-    company_noise: float | tuple[float, ...] = 0.0
-    market_growth: float = 1.1
-    market_noise: float = 0.0
-    allow_greenwash: bool = False
-    allow_resilience: bool = False
-    esg_score_observable: bool = False
-    avg_esg_score_observable: bool = False
-    esg_spending_observable: bool = False
-    resilience_spending_observable: bool = False
-    climate_observable: bool = False
-    max_steps: int = 100
+    overrides: tuple[tuple[str, Any], ...] = ()
     investment_rounding: str = "floor"
     hardcoded_company_actions: tuple[tuple[float, float, float], ...] | None = None
     company_learning_starts: int = 0
     description: str = ""
     source: str = ""
+
+    @classmethod
+    def create(cls, company_capital: Sequence[float], investor_capital: Sequence[float], **settings: Any) -> "MarketConfig":
+        """A config from capitals and keyword settings: :class:`MarketConfig` fields, or else
+        :class:`InvestESGParams` fields (collected as ``overrides``)."""
+        own = {f.name for f in dataclasses.fields(cls)} - {"company_capital", "investor_capital", "overrides"}
+        params = {f.name for f in dataclasses.fields(InvestESGParams)}
+        unknown = sorted(set(settings) - own - params)
+        if unknown:
+            raise ValueError(f"InvestESG config: unknown setting(s) {unknown}; market settings are {sorted(own)}, "
+                             f"parameters {sorted(params - {'company_capital', 'investor_capital'})}")
+        overrides = tuple((k, _hashable(v)) for k, v in settings.items() if k not in own)
+        return cls(tuple(float(c) for c in company_capital), tuple(float(c) for c in investor_capital), overrides,
+                   **{k: v for k, v in settings.items() if k in own})
 
     @property
     def num_companies(self) -> int:
@@ -160,32 +166,24 @@ class MarketConfig:
         return len(self.investor_capital)
 
     def params(self) -> InvestESGParams:
-        """The environment parameters of this market (float64 NumPy leaves)."""
-        nc, ni = self.num_companies, self.num_investors
-        per = lambda value, n: np.broadcast_to(np.asarray(value, np.float64), (n,)).copy()  # noqa: E731
-        return InvestESGParams(
-            max_steps=self.max_steps,
-            company_capital=per(self.company_capital, nc),
-            loss_fraction=per(self.loss_fraction, nc),
-            resilience_efficiency=per(self.resilience_efficiency, nc),
-            greenwash_coef=per(self.greenwash_coef, nc),
-            company_noise=per(self.company_noise, nc),
-            investor_capital=per(self.investor_capital, ni),
-            esg_preference=per(self.esg_preference, ni),
-            market_growth=self.market_growth,
-            market_noise=self.market_noise,
-            allow_greenwash=self.allow_greenwash,
-            allow_resilience=self.allow_resilience,
-            esg_score_observable=self.esg_score_observable,
-            avg_esg_score_observable=self.avg_esg_score_observable,
-            esg_spending_observable=self.esg_spending_observable,
-            resilience_spending_observable=self.resilience_spending_observable,
-            climate_observable=self.climate_observable,
-        )
+        """The environment parameters of this market (float64 NumPy leaves; defaults for
+        everything the config does not set)."""
+        defaults = InvestESGParams()
+        values = dict(self.overrides)
+        for names, n in ((PER_COMPANY, self.num_companies), (PER_INVESTOR, self.num_investors)):
+            for name in names:
+                value = values.get(name, np.asarray(getattr(defaults, name))[0])
+                values[name] = np.broadcast_to(np.asarray(value, np.float64), (n,)).copy()
+        return defaults.replace(company_capital=np.asarray(self.company_capital), investor_capital=np.asarray(self.investor_capital),
+                                **values)
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, (list, np.ndarray)) else value
 
 
 def _market(companies: int, company_capital: float, investors: int, investor_capital: float, **kw: Any) -> MarketConfig:
-    return MarketConfig(company_capital=(company_capital,) * companies, investor_capital=(investor_capital,) * investors, **kw)
+    return MarketConfig.create((company_capital,) * companies, (investor_capital,) * investors, **kw)
 
 
 _PAPER = dict(companies=5, company_capital=10.0, investors=3, investor_capital=16.7)
@@ -285,11 +283,10 @@ def market_config(config: str | MarketConfig | Mapping[str, Any]) -> MarketConfi
     if isinstance(config, MarketConfig):
         return config
     if isinstance(config, Mapping):
-        try:
-            return MarketConfig(**config)
-        except TypeError as err:
-            fields = sorted(f.name for f in dataclasses.fields(MarketConfig))
-            raise ValueError(f"InvestESG config: {err}; MarketConfig fields are {fields}") from None
+        settings = dict(config)
+        if "company_capital" not in settings or "investor_capital" not in settings:
+            raise ValueError(f"InvestESG config: a market needs company_capital and investor_capital, got {sorted(settings)}")
+        return MarketConfig.create(settings.pop("company_capital"), settings.pop("investor_capital"), **settings)
     if not isinstance(config, str) or (config not in CONFIGS and config not in ALIASES):
         raise ValueError(f"InvestESG.config must be one of {sorted(CONFIGS)} or an alias {sorted(ALIASES)}, got {config!r}")
     return CONFIGS[ALIASES.get(config, config)]

@@ -285,5 +285,7 @@ def test_invalid_settings_name_the_field():
     other = InvestESG(config="scale_10x10").default_params
     with pytest.raises(ValueError, match="built for 5"):
         env.step(jax.random.PRNGKey(0), env.initial_state(env.default_params), env.sample_actions(jax.random.PRNGKey(0)), other)
-    with pytest.raises(ValueError, match="MarketConfig fields"):
+    with pytest.raises(ValueError, match="needs company_capital"):
         InvestESG(config={"companies": 3})
+    with pytest.raises(ValueError, match="unknown setting"):
+        InvestESG(config={"company_capital": (1.0,), "investor_capital": (1.0,), "alpha": 3})
