@@ -85,7 +85,7 @@ def deterministic_profiles(env, params, trainer, actors) -> jax.Array:
 def band_statistics(profiles: np.ndarray, target: np.ndarray) -> dict:
     rmse = np.asarray(area_weighted_rmse_bands(jnp.asarray(profiles), jnp.asarray(target)))  # (seeds, 6)
     return {"mean": rmse.mean(axis=0).tolist(), "std": rmse.std(axis=0).tolist(), "per_seed": rmse.tolist(),
-            "best_seed": int(np.argmin(rmse.mean(axis=1)))}
+            "best_seed": int(np.argmin(rmse.mean(axis=1))), "profiles": np.round(profiles, 4).tolist()}
 
 
 def train_row(env_id: str, regime: str, algo: str, condition: str, args) -> dict:
@@ -154,27 +154,40 @@ def print_rows(rows: dict, algo: str, condition: str, static: list) -> None:
 
 
 def plot(rows: dict, static: list, path: Path, title: str) -> None:
-    """Band errors with 95 % spreads (1.96·std/√seeds) per regime, one panel per environment."""
+    """Band errors with 95 % spreads (1.96·std/√seeds) per regime, one panel per environment,
+    and a last panel with each environment's best learned profile (the best seed of its
+    fed05 row, or of nofed) against the NCEP target and the static baseline."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from jaxclimate.envs.ebm import TARGET, physics
+
     envs = [e for e in ENVS if any(r["env"] == e for r in rows.values())]
-    fig, axes = plt.subplots(1, len(envs), figsize=(4.2 * len(envs), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(envs) + 1, figsize=(4.2 * (len(envs) + 1), 3.8), squeeze=False)
     x = np.arange(6)
     for ax, env_id in zip(axes[0], envs):
         ax.plot(x, static, "k--", label="static climlab")
-        for key, row in rows.items():
+        for row in rows.values():
             if row["env"] != env_id:
                 continue
             actors = "global" if "global" in row else "local"
             mean, std = np.asarray(row[actors]["mean"]), np.asarray(row[actors]["std"])
-            spread = 1.96 * std / np.sqrt(row["seeds"])
-            ax.errorbar(x, mean, yerr=spread, marker="o", capsize=3, label=f"{row['regime']} ({actors})")
+            ax.errorbar(x, mean, yerr=1.96 * std / np.sqrt(row["seeds"]), marker="o", capsize=3, label=f"{row['regime']} ({actors})")
         ax.set_xticks(x, [b.replace("-", "–") for b in BAND_NAMES], rotation=35, fontsize=7)
         ax.set(title=env_id, ylabel="areaWRMSE (°C)")
         ax.legend(fontsize=7)
+    ax = axes[0][-1]
+    ax.plot(physics.LAT_DEG, TARGET, "k", lw=2, label="NCEP target")
+    ax.plot(physics.LAT_DEG, np.asarray(static_baseline()[0]), "k--", label="static climlab")
+    for env_id in envs:
+        row = rows.get(f"{env_id}/fed05") or rows.get(f"{env_id}/nofed")
+        stats = row and row.get("global", row["local"])
+        if stats and "profiles" in stats:
+            ax.plot(physics.LAT_DEG, stats["profiles"][stats["best_seed"]], lw=1, label=f"{env_id} {row['regime']}")
+    ax.set(xlabel="latitude (°)", ylabel="°C", title="best learned profile after 200 steps")
+    ax.legend(fontsize=6)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
