@@ -1,6 +1,6 @@
 """How ``python -m jaxclimate.train`` presents InvestESG: the paper's and the authors' IPPO
 settings, the real-world seeding hook, the social outcome metrics (P100, W100, …) of the
-training episodes, and the learned policy (docs/invest_esg.md §6, §9, §10)."""
+training episodes, and the learned policy (docs/invest_esg.md §6, §10, §11)."""
 
 from __future__ import annotations
 

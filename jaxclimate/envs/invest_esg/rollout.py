@@ -1,4 +1,4 @@
-"""Rollout-level extensions of InvestESG (paper appendix; docs/invest_esg.md §10): they act on
+"""Rollout-level extensions of InvestESG (paper appendix; docs/invest_esg.md §11): they act on
 the agents' actions inside the training rollout, not on the market.
 
 * :class:`RealWorldSeeding` — "seeding with real-world actions" (paper Fig. 8d–f): for the

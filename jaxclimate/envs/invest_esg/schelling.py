@@ -1,4 +1,4 @@
-"""Schelling diagrams of InvestESG (paper Fig. 2; procedure in docs/invest_esg.md §11).
+"""Schelling diagrams of InvestESG (paper Fig. 2; procedure in docs/invest_esg.md §12).
 
 A focal company (company 0) cooperates — spends 0.5 % of its capital on mitigation every
 year — or defects (spends nothing) while k of the other four companies cooperate (companies
