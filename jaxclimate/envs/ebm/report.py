@@ -1,6 +1,6 @@
 """How ``python -m jaxclimate.train`` presents the EBM environments: FedRAIN-Lite's tuned
 off-policy settings, and the learned temperature profile with its area-weighted RMSE per 30°
-band next to the static climlab baseline (docs/fedrain.md §3)."""
+band next to the static climlab baseline (docs/fedrain.md §5)."""
 
 from __future__ import annotations
 
