@@ -9,6 +9,8 @@ import pytest
 
 import jaxclimate
 from jaxclimate.algos.off_policy import (
+    _DeterministicLearner,
+    _soft_update,
     DDPGConfig,
     TD3Config,
     TorchDense,
@@ -61,6 +63,22 @@ def test_tqc_truncation_drops_the_largest_pooled_atoms():
     z = jnp.array([[[1.0, 5.0, 3.0]], [[2.0, 9.0, 4.0]]])  # (critics 2, batch 1, quantiles 3)
     np.testing.assert_array_equal(truncated_atoms(z, 1), [[1.0, 2.0, 3.0, 4.0]])
     np.testing.assert_array_equal(truncated_atoms(z, 0), [[1.0, 2.0, 3.0, 4.0, 5.0, 9.0]])
+
+
+def test_soft_target_update_by_hand():
+    target, online = {"w": jnp.array([0.0, 10.0])}, {"w": jnp.array([1.0, 0.0])}
+    np.testing.assert_allclose(_soft_update(target, online, 0.1)["w"], [0.1, 9.0], rtol=1e-6)
+
+
+def test_exploration_noise_has_std_sigma_times_scale_per_dimension():
+    low, high = jnp.array([0.55, 1.4]), jnp.array([0.65, 4.2])
+    scale, offset = (high - low) / 2, (high + low) / 2
+    learner = _DeterministicLearner(DDPGConfig(hidden_size=8), 3, 2, scale, offset, -jnp.inf * jnp.ones(2), jnp.inf * jnp.ones(2))
+    state = learner.init(jax.random.PRNGKey(0))
+    obs = jnp.zeros((20000, 3))
+    noise = np.asarray(learner.explore(state, obs, jax.random.PRNGKey(1)) - learner.mean_action(state.actor, obs))
+    np.testing.assert_allclose(noise.std(axis=0), 0.21660831219393845 * np.asarray(scale), rtol=0.03)
+    np.testing.assert_allclose(noise.mean(axis=0) / np.asarray(scale), 0.0, atol=0.01)
 
 
 def test_quantile_huber_loss_by_hand():
