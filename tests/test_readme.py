@@ -22,3 +22,9 @@ def test_quick_start_runs():
     # the climate-mitigation game, scenario (ii)
     assert namespace["rewards"]["countries"].shape == (10,)
     assert 0.7 < float(namespace["info"]["temperature"]) < 0.85
+    # InvestESG: P100 and W100 per mitigation level as the comments print them
+    p100 = namespace["final"]["final_climate_risk"].mean(1)
+    w100 = namespace["final"]["final_market_wealth"].mean(1)
+    assert namespace["company_returns"].shape == (5, 256, 5)
+    assert abs(float(p100[0]) - 1.04) < 0.01 and abs(float(p100[1]) - 0.56) < 0.01
+    assert float(w100[1]) > float(w100[2]) > float(w100[3]) > float(w100[0]) > float(w100[4])
