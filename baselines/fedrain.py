@@ -153,10 +153,12 @@ def print_rows(rows: dict, algo: str, condition: str, static: list) -> None:
         print(f"{key:>18} " + " ".join(f"{c:>20}" for c in cells) + f"   [{row['train_s']:.0f} s]")
 
 
-def plot(rows: dict, static: list, path: Path, title: str) -> None:
+def plot(rows: dict, static: list, path: Path, title: str, algo: str) -> None:
     """Band errors with 95 % spreads (1.96·std/√seeds) per regime, one panel per environment,
     and a last panel with each environment's best learned profile (the best seed of its
-    fed05 row, or of nofed) against the NCEP target and the static baseline."""
+    fed05 row, or of nofed) against the NCEP target and the static baseline. "local" actors
+    (solid; the paper's tables) and the final "global" average (dotted, hollow) are both drawn,
+    the paper's band means as crosses."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -172,9 +174,17 @@ def plot(rows: dict, static: list, path: Path, title: str) -> None:
         for row in rows.values():
             if row["env"] != env_id:
                 continue
-            actors = "global" if "global" in row else "local"
-            mean, std = np.asarray(row[actors]["mean"]), np.asarray(row[actors]["std"])
-            ax.errorbar(x, mean, yerr=1.96 * std / np.sqrt(row["seeds"]), marker="o", capsize=3, label=f"{row['regime']} ({actors})")
+            color = None
+            for actors, style in (("local", "-o"), ("global", ":s")):
+                if actors not in row:
+                    continue
+                mean, std = np.asarray(row[actors]["mean"]), np.asarray(row[actors]["std"])
+                line = ax.errorbar(x, mean, yerr=1.96 * std / np.sqrt(row["seeds"]), fmt=style, capsize=3, color=color,
+                                   mfc="none" if actors == "global" else None, label=f"{row['regime']} ({actors})")[0]
+                color = line.get_color()
+            paper = paper_row(env_id, row["regime"], algo)
+            if paper:
+                ax.plot(x, paper, "x", ms=7, color=color, label=f"{row['regime']}, paper")
         ax.set_xticks(x, [b.replace("-", "–") for b in BAND_NAMES], rotation=35, fontsize=7)
         ax.set(title=env_id, ylabel="areaWRMSE (°C)")
         ax.legend(fontsize=7)
@@ -183,7 +193,7 @@ def plot(rows: dict, static: list, path: Path, title: str) -> None:
     ax.plot(physics.LAT_DEG, np.asarray(static_baseline()[0]), "k--", label="static climlab")
     for env_id in envs:
         row = rows.get(f"{env_id}/fed05") or rows.get(f"{env_id}/nofed")
-        stats = row and row.get("global", row["local"])
+        stats = row and row["local"]
         if stats and "profiles" in stats:
             ax.plot(physics.LAT_DEG, stats["profiles"][stats["best_seed"]], lw=1, label=f"{env_id} {row['regime']}")
     ax.set(xlabel="latitude (°)", ylabel="°C", title="best learned profile after 200 steps")
@@ -216,7 +226,7 @@ def main(argv=None) -> dict:
         print_rows(record["rows"], algo, args.condition, static)
         if not args.no_plot:
             plot(record["rows"], static, args.out / f"fedrain_{algo}_{args.condition}.png",
-                 f"FedRAIN-Lite, {algo.upper()}, {args.condition} conditions: band errors, 95 % spreads over seeds")
+                 f"FedRAIN-Lite, {algo.upper()}, {args.condition} conditions: band errors, 95 % spreads over seeds", algo)
         records[algo] = record
     return records
 
