@@ -39,6 +39,7 @@ from jaxclimate import make  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.off_policy import DDPGConfig, TD3Config, TQCConfig, local_policy, make_trainer  # noqa: E402
 from jaxclimate.envs.ebm import BAND_NAMES, area_weighted_rmse_bands, static_baseline  # noqa: E402
+from jaxclimate.train import key_value_pairs, parse_value  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 PAPER = json.loads((Path(__file__).parent / "data" / "fedrain_paper_tables.json").read_text())
@@ -63,9 +64,10 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def deterministic_profiles(env, params, trainer, actors) -> jax.Array:
-    """One deterministic episode per seed from the reset state: the evaluated 96-point profile
-    after ``params.max_steps`` steps, (seeds, 96)."""
+def profile_evaluator(env, params, trainer):
+    """A compiled function: stacked actors (one set per seed) → the 96-point profile after
+    ``params.max_steps`` steps of one deterministic episode from the reset state, (seeds, 96).
+    Built once per row and used for the local and the global actors alike."""
 
     def one(actors_one):
         obs, state = env.reset(jax.random.PRNGKey(0), params)
@@ -79,7 +81,17 @@ def deterministic_profiles(env, params, trainer, actors) -> jax.Array:
         _, profiles = jax.lax.scan(body, (obs, state), None, int(params.max_steps))
         return profiles[-1]
 
-    return jax.jit(jax.vmap(one))(actors)
+    return jax.jit(jax.vmap(one))
+
+
+def config_overrides(items: list[str], config_cls) -> dict:
+    """``--set KEY=VALUE`` items as typed overrides of ``config_cls``; unknown fields are an error."""
+    defaults, overrides = config_cls(), {}
+    for key, text in key_value_pairs(items, "--set").items():
+        if not hasattr(defaults, key):
+            raise SystemExit(f"error: --set: {config_cls.__name__} has no field {key!r}")
+        overrides[key] = parse_value(text, getattr(defaults, key))
+    return overrides
 
 
 def band_statistics(profiles: np.ndarray, target: np.ndarray) -> dict:
@@ -90,10 +102,7 @@ def band_statistics(profiles: np.ndarray, target: np.ndarray) -> dict:
 
 def train_row(env_id: str, regime: str, algo: str, condition: str, args) -> dict:
     env, params = make(env_id, ignore_albedo_actions=condition == "paper")
-    overrides = {}
-    for item in args.set:
-        key, value = item.split("=", 1)
-        overrides[key] = type(getattr(CONFIGS[algo](), key))(json.loads(value))
+    overrides = config_overrides(args.set, CONFIGS[algo])
     config = CONFIGS[algo](total_timesteps=args.steps, federation_period=REGIMES[regime], **overrides)
     trainer = make_trainer(env, params, config)
     keys = jnp.stack([jax.random.PRNGKey(seed) for seed in range(1, args.seeds + 1)])  # seeds 1..10, as the paper
@@ -105,13 +114,14 @@ def train_row(env_id: str, regime: str, algo: str, condition: str, args) -> dict
     state, metrics = compiled(keys)
     returns = np.asarray(metrics["bands"]["episode_return"])  # (seeds, episodes, agents)
     wall = time.perf_counter() - start
+    profiles_after_episode = profile_evaluator(env, params, trainer)
     row = {"env": env_id, "regime": regime, "algo": algo, "condition": condition, "seeds": args.seeds, "steps": args.steps,
            "agents": env.num_agents, "compile_s": compile_s, "train_s": wall,
            "agent_steps_per_s": args.seeds * env.num_agents * args.steps / wall,
            "episode_return": {"first": returns[:, 0].mean(axis=0).tolist(), "last": returns[:, -1].mean(axis=0).tolist()},
-           "local": band_statistics(np.asarray(deterministic_profiles(env, params, trainer, local_policy(state))), params.target)}
+           "local": band_statistics(np.asarray(profiles_after_episode(local_policy(state))), params.target)}
     if REGIMES[regime]:
-        row["global"] = band_statistics(np.asarray(deterministic_profiles(env, params, trainer, trainer.policy(state))), params.target)
+        row["global"] = band_statistics(np.asarray(profiles_after_episode(trainer.policy(state))), params.target)
     return row
 
 
@@ -210,6 +220,7 @@ def main(argv=None) -> dict:
     static = np.asarray(static_baseline()[1]).tolist()
     records = {}
     for algo in args.algos:
+        config_overrides(args.set, CONFIGS[algo])  # a bad --set fails now, not after hours of earlier rows
         path = args.out / f"fedrain_{algo}_{args.condition}.json"
         record = json.loads(path.read_text()) if path.exists() else {"algo": algo, "condition": args.condition, "rows": {}}
         record.update(static_climlab=static, device=jax.devices()[0].device_kind, jax=jax.__version__)

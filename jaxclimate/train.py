@@ -59,7 +59,8 @@ from jaxclimate.reporting import evaluate_policy, plot_returns  # noqa: E402
 # --- options ----------------------------------------------------------------------------------
 
 
-def _parse_value(text: str, like: Any = None) -> Any:
+def parse_value(text: str, like: Any = None) -> Any:
+    """A command-line value, typed like ``like`` (a default of the field it sets) when given."""
     if isinstance(like, bool) or text.lower() in ("true", "false"):
         if text.lower() not in ("true", "false"):
             raise ValueError(f"expected true or false, got {text!r}")
@@ -76,7 +77,8 @@ def _parse_value(text: str, like: Any = None) -> Any:
         return text
 
 
-def _pairs(items: list[str], what: str) -> dict[str, str]:
+def key_value_pairs(items: list[str], what: str) -> dict[str, str]:
+    """``["KEY=VALUE", ...]`` as a dict; ``what`` names the flag in the error."""
     out = {}
     for item in items:
         if "=" not in item:
@@ -129,7 +131,7 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
     algo = get_algorithm(args.algo)
-    env_overrides = {k: _parse_value(v) for k, v in _pairs(args.env_set, "--env-set").items()}
+    env_overrides = {k: parse_value(v) for k, v in key_value_pairs(args.env_set, "--env-set").items()}
     for name in ("scenario", "engine"):
         if getattr(args, name) is not None:
             env_overrides[name] = getattr(args, name)
@@ -151,11 +153,11 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
                 parser.error(f"--{name.replace('_', '-')} does not apply to {algo.name} (no {algo.config_cls.__name__}.{name})")
             config[name] = value
     defaults = algo.config_cls()
-    for key, text in _pairs(args.set, "--set").items():
+    for key, text in key_value_pairs(args.set, "--set").items():
         if key not in fields:
             parser.error(f"--set: unknown {algo.config_cls.__name__} field {key!r}; fields: {sorted(fields)}")
         try:
-            config[key] = _parse_value(text, getattr(defaults, key))
+            config[key] = parse_value(text, getattr(defaults, key))
         except ValueError as err:
             parser.error(f"--set {key}: {err}")
     try:
@@ -167,7 +169,7 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     return dict(
         env=args.env, env_overrides=env_overrides, algo=algo.name, preset=preset, config=config, seeds=args.seeds,
         seed=args.seed, chunks=max(1, args.chunks), checkpoint_every=max(1, args.checkpoint_every), reservoir=args.reservoir,
-        rollout={k: _parse_value(v) for k, v in _pairs(args.rollout_set, "--rollout-set").items()},
+        rollout={k: parse_value(v) for k, v in key_value_pairs(args.rollout_set, "--rollout-set").items()},
         run_dir=str(args.run_dir or Path("runs") / f"{tag}-{algo.name}-{stamp}"), resume=False, quiet=args.quiet,
         no_plots=args.no_plots,
     )
