@@ -85,7 +85,7 @@ def full_row(env_id: str) -> dict:
     return {"env": env_id, "agents": env.num_agents, "compile_s": compile_s, "row_seconds": time.perf_counter() - start}
 
 
-def main(argv=None) -> None:
+def main(argv=None) -> dict:
     args = parse_args(argv)
     rows = []
     for env_id in args.envs:

@@ -134,28 +134,27 @@ def bench_envs(args) -> list[dict]:
         ref = reference_numpy(args, market, env)
         numpy_rate = ref["env_steps_per_s"] if ref else NUMPY_ENV.get(market)
         steps = args.episodes * int(params.max_steps)
-        for n in args.envs:
+
+        def row(label: str, n: int, fresh_actions: bool) -> dict:
             keys = jax.random.split(jax.random.PRNGKey(0), n)
-            timing = time_compiled(lambda k: rollout_checksum(env, params, k, steps), keys, repeats=args.repeats)
+            timing = time_compiled(lambda k: rollout_checksum(env, params, k, steps, fresh_actions=fresh_actions), keys,
+                                   repeats=args.repeats)
             rate = n * steps / timing["median_s"]
-            rows.append({
-                "market": market, "size": f"{env.num_companies}x{env.num_investors}", "envs": n, "env_steps_per_s": rate,
+            return {
+                "market": label, "size": f"{env.num_companies}x{env.num_investors}", "envs": n, "env_steps_per_s": rate,
                 "compile_s": timing["compile_s"], "median_s": timing["median_s"], "runs_s": timing["runs_s"],
                 "numpy_env_steps_per_s": numpy_rate, "numpy_measured_here": ref is not None,
                 "x_numpy": rate / numpy_rate if numpy_rate else None,
                 "x_authors_jax_1024": rate / AUTHORS_JAX_ENV_1024[market] if market in AUTHORS_JAX_ENV_1024 else None,
-            })
-            print(f"{market} {n:>5} envs: {rate:,.0f} env-steps/s (compile {timing['compile_s']:.1f} s)", flush=True)
+            }
+
+        for n in args.envs:
+            rows.append(row(market, n, fresh_actions=False))
+            print(f"{market} {n:>5} envs: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s (compile {rows[-1]['compile_s']:.1f} s)",
+                  flush=True)
         n = max(args.envs)  # the same with fresh jax.random actions every step, at the largest batch
-        keys = jax.random.split(jax.random.PRNGKey(0), n)
-        timing = time_compiled(lambda k: rollout_checksum(env, params, k, steps, fresh_actions=True), keys, repeats=args.repeats)
-        rate = n * steps / timing["median_s"]
-        rows.append({"market": market + " (fresh random actions)", "size": f"{env.num_companies}x{env.num_investors}", "envs": n,
-                     "env_steps_per_s": rate, "compile_s": timing["compile_s"], "median_s": timing["median_s"],
-                     "runs_s": timing["runs_s"], "numpy_env_steps_per_s": numpy_rate, "numpy_measured_here": ref is not None,
-                     "x_numpy": rate / numpy_rate if numpy_rate else None,
-                     "x_authors_jax_1024": rate / AUTHORS_JAX_ENV_1024[market] if market in AUTHORS_JAX_ENV_1024 else None})
-        print(f"{market} {n:>5} envs, fresh jax.random actions every step: {rate:,.0f} env-steps/s", flush=True)
+        rows.append(row(market + " (fresh random actions)", n, fresh_actions=True))
+        print(f"{market} {n:>5} envs, fresh jax.random actions every step: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
     return rows
 
 
@@ -180,7 +179,7 @@ def bench_training(args) -> list[dict]:
     return rows
 
 
-def main(argv=None) -> None:
+def main(argv=None) -> dict:
     args = parse_args(argv)
     env_rows = bench_envs(args)
     train_rows = bench_training(args) if args.train_updates else []
