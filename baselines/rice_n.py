@@ -5,16 +5,16 @@ economic indices with the hypervolume of the resulting points.
     python baselines/rice_n.py                       # both protocols, 3 seeds, defaults below
     python baselines/rice_n.py --steps 200000 --hidden 256
 
-Setting (as the reference's baseline, SPEC §12, where the CPU budget allows): one shared MLP
+Setting (as the reference's baseline, docs/rice_n.md §12, where the CPU budget allows): one shared MLP
 (the observation carries the region one-hot; IPPO adds an agent id), one categorical head per
 action entry, masks applied to the logits (masked levels get −1e9), γ = 0.92 per env step
 (so with negotiation 0.92³ per 5-year step), every head sampled and scored at every step
-(``--mask-ignored-heads`` instead scores only the heads the stage reads, SPEC §18;
+(``--mask-ignored-heads`` instead scores only the heads the stage reads, docs/rice_n.md §17;
 ``--observation factored`` trains on the factored layout, see ``jaxclimate.core.factored``). 3 seeds
 are ``vmap``ped in one compiled program. Evaluation: 10 roll-outs of the stochastic policy
 per seed (the paper's "10 roll-outs under 3 seeds"); each seed's point is the mean unrounded
 (climate, economic) index of its roll-outs; we report the points, their Pareto front's
-hypervolume (reference point (0, 0), SPEC §11.4) and the mean ΔT 2015→2100 / 2115. The
+hypervolume (reference point (0, 0), docs/rice_n.md §11.4) and the mean ΔT 2015→2100 / 2115. The
 paper's Fig. 2 finds that negotiation lowers the 2100 temperature.
 """
 
@@ -109,7 +109,7 @@ def main(argv=None) -> dict:
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--mask-ignored-heads", action="store_true",
-                   help="SPEC §18 stage-relevance mask: heads the next stage ignores are pinned to level 0, so they "
+                   help="docs/rice_n.md §17 stage-relevance mask: heads the next stage ignores are pinned to level 0, so they "
                         "add nothing to log-probabilities and entropies (default off, as the paper's baseline)")
     p.add_argument("--observation", choices=["flat", "factored"], default="flat",
                    help="factored: the features all regions share kept once per env in the rollout buffer and "

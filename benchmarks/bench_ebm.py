@@ -9,7 +9,7 @@ jaxclimate side: ``n_envs`` independent ebm-v1 environments, each with its own f
 ``lax.scan`` over a ``vmap`` of ``env.step`` (auto-reset and reward included).
 
 Reference side (same process, same machine): climlab 0.9.2's ``EBM_annual(num_lat=96)``
-configured as SPEC §3.2 and driven the way the original ebm-v1 environment drives it:
+configured as docs/ebm.md §3.2 and driven the way the original ebm-v1 environment drives it:
 every step sets D, A, B, a0, a2 on the RL model, steps it, steps the static baseline copy
 the original environment keeps beside it, and computes the reward. The single-model step
 (setters + ``step_forward`` only) is reported too, as a conservative reference.

@@ -20,7 +20,7 @@ ceiling it puts on ``env.step``). Compile time separately; median of ``--repeats
 
 Reference: the original NumPy environment is not a dependency of this project. Its speed on
 this machine class (2-vCPU AMD EPYC, Python 3.11.7, NumPy 1.26.4; env only, random actions,
-median of 5 runs × 30 episodes) is quoted from the reference specification (SPEC §16):
+median of 5 runs × 30 episodes) is quoted from the reference specification (docs/rice_n.md §16):
 110 env-steps/s without negotiation and 173 env-steps/s with it. The "× original" column
 divides by those numbers.
 """
@@ -43,7 +43,7 @@ import jax.numpy as jnp  # noqa: E402
 from benchmarks.harness import format_table, save_results, time_compiled  # noqa: E402
 from jaxclimate import make  # noqa: E402
 
-#: Original NumPy RICE-N, env-steps/s on a 2-core CPU (SPEC §16, median of 5 runs × 30 episodes).
+#: Original NumPy RICE-N, env-steps/s on a 2-core CPU (docs/rice_n.md §16, median of 5 runs × 30 episodes).
 ORIGINAL_ENV_STEPS_PER_S = {"none": 110.0, "bilateral": 173.0}
 
 
@@ -86,7 +86,7 @@ def rollout_checksum(env, params, keys, num_steps, with_mask: bool = False, with
     to the negotiated minimum (the mask). Drawing 1,539 (3,726 with negotiation) fresh random
     levels per env step with ``jax.random`` would cost more than the step itself, and an
     integer ``mod`` per entry a quarter of it; the reference measurement excludes action
-    sampling too (SPEC §16)."""
+    sampling too (docs/rice_n.md §16)."""
     obs, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
     nvec = jnp.asarray(env.nvec)
     levels = jax.vmap(lambda k: jax.random.randint(k, (env.num_regions, nvec.size), 0, nvec))(keys)
@@ -150,7 +150,7 @@ def main(argv=None) -> dict:
     print(format_table(rows, [("protocol", "protocol", "s"), ("what", "timed", "s"), ("n_envs", "envs", "d"), ("env_steps_per_s", "env-steps/s", ",.0f"),
                               ("us_per_env_step", "µs/env-step", ".2f"), ("compile_s", "compile s", ".2f"),
                               ("speedup_vs_original", "× original", ",.0f")]))
-    print(f"\noriginal NumPy env (SPEC §16, same machine class): {ORIGINAL_ENV_STEPS_PER_S['none']:.0f} env-steps/s "
+    print(f"\noriginal NumPy env (docs/rice_n.md §16, same machine class): {ORIGINAL_ENV_STEPS_PER_S['none']:.0f} env-steps/s "
           f"without negotiation, {ORIGINAL_ENV_STEPS_PER_S['bilateral']:.0f} with")
     rate = memory_pass_rate(repeats=args.repeats)
     env = make("rice-n")[0]
@@ -161,7 +161,7 @@ def main(argv=None) -> dict:
     payload = {"config": vars(args) | {"out": str(args.out)}, "rows": rows,
                "memory": {"pass_bytes_per_s": rate, "obs_bytes_per_env_step": obs_bytes, "env_steps_per_s_ceiling": ceiling},
                "reference": {
-        "source": "SPEC §16: original NumPy RICE-N on a 2-vCPU AMD EPYC, env only, random actions",
+        "source": "docs/rice_n.md §16: original NumPy RICE-N on a 2-vCPU AMD EPYC, env only, random actions",
         "env_steps_per_s": ORIGINAL_ENV_STEPS_PER_S}}
     path = save_results("bench_rice_n", payload, args.out)
     print(f"\nsaved {path}")

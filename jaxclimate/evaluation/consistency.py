@@ -1,4 +1,4 @@
-"""Policy consistency (paper §3.4; SPEC §E): do policies trained on the surrogate see the same
+"""Policy consistency (paper §3.4; docs/climate_mitigation.md §4): do policies trained on the surrogate see the same
 climate as CICERO-SCM would have given them?
 
 1. **Store** — :class:`EpisodeReservoir` rides along inside compiled IPPO training

@@ -20,7 +20,7 @@ def test_baseline_emission_table_matches_spec():
     E = cicero.baseline_controllable()
     assert E.shape == (176, 5)
     np.testing.assert_allclose(E[115], [9.71871445, 0.95930182, 388.07279566, 6.9324, 50.48635466])
-    np.testing.assert_allclose(E[150], [11.7167, 0.1366, 357.17, 8.0053, 26.703], rtol=2e-4)  # SPEC rounds
+    np.testing.assert_allclose(E[150], [11.7167, 0.1366, 357.17, 8.0053, 26.703], rtol=2e-4)  # values rounded to 5 significant digits
     np.testing.assert_allclose(E[175], [9.2294, -0.7648, 309.77, 6.9669, 20.145], rtol=2e-4)
 
 

@@ -1,4 +1,4 @@
-"""Scenario generator against the authors' golden scenarios (SPEC §B) and ensemble statistics."""
+"""Scenario generator against the authors' golden scenarios (docs/climate_mitigation.md §2) and ensemble statistics."""
 
 import jax
 import jax.numpy as jnp
@@ -40,7 +40,7 @@ def test_2015_behaviour_of_both_variants(golden):
 
 
 def test_ensemble_statistics_match_spec():
-    # SPEC §B.3 over 20,000 scenarios: cumulative 2075 multiplier log-sd 0.386, median 0.966,
+    # docs/climate_mitigation.md §2.3 over 20,000 scenarios: cumulative 2075 multiplier log-sd 0.386, median 0.966,
     # 5 % / 95 % quantiles 0.512 / 1.814. 4,000 scenarios estimate them to a few per cent.
     cum = np.stack([np.prod(scenarios.smooth_numpy(scenarios.numpy_raw_draws(k)), axis=0) for k in range(4000)])
     flat = cum.reshape(-1)

@@ -1,4 +1,4 @@
-"""The climate-mitigation game of the CICERO-SCM surrogate paper (SPEC §D)."""
+"""The climate-mitigation game of the CICERO-SCM surrogate paper (docs/climate_mitigation.md §3)."""
 
 from jaxclimate.envs.climate_mitigation.env import (
     GROUP,

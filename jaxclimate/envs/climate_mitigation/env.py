@@ -1,4 +1,4 @@
-"""The climate-mitigation game (paper §3.3 and Appendix D; SPEC §D).
+"""The climate-mitigation game (paper §3.3 and Appendix D; docs/climate_mitigation.md §3).
 
 N countries (group ``"countries"``) choose, every year 2016..2050, four levers — energy,
 methane and agriculture efforts (0 / 0.5 / 1) and adaptation spending (0 / 0.03 / 0.08) — as a
@@ -6,7 +6,7 @@ methane and agriculture efforts (0 / 0.5 / 1) and adaptation spending (0 / 0.03 
 
 * **emissions** — each country's five controllable emissions (CO2_FF, CO2_AFOLU, CH4, N2O,
   SO2) follow the SSP2-4.5 growth, bent by its efforts through the policy matrix M
-  (Eqs. 20–23), clipped at 0 as the authors' code does (SPEC §D.4);
+  (Eqs. 20–23), clipped at 0 as the authors' code does (docs/climate_mitigation.md §3.4);
 * **climate** — any climate engine (``init``/``step``) turns the global emissions into
   ΔT(t): the shipped GRU surrogate by default, CICERO-SCM itself (``engine="cicero"``) for
   validation;
@@ -14,7 +14,7 @@ methane and agriculture efforts (0 / 0.5 / 1) and adaptation spending (0 / 0.03 
   quadratic lever costs and a linear adaptation cost, all scaled by η (Eqs. 27–31), plus a
   15-year look-ahead of damages at baseline growth folded into the last reward (Eqs. 32–33).
 
-The step order is the authors' (SPEC §D.9). Choices where paper and code differ (SPEC §D.11):
+The step order is the authors' (docs/climate_mitigation.md §3.9). Choices where paper and code differ (docs/climate_mitigation.md §3.11):
 
 * look-ahead prevention: ``decaying_lookahead_prevention=False`` (default) holds P(2050)
   constant as the authors' code does; ``True`` uses the paper's min(Pmax, P(2050)·φ^u);
@@ -32,7 +32,7 @@ synchronised episodes pays 15 extra engine steps once per episode, not on every 
 ``while_loop`` is not reverse-differentiable: take gradients through the engine, not
 through the terminal step.)
 
-``info`` carries what the policy-consistency replay needs (SPEC §E): the step's global
+``info`` carries what the policy-consistency replay needs (docs/climate_mitigation.md §4): the step's global
 emissions and engine temperature, and at the terminal step the 15 look-ahead years.
 """
 
@@ -61,7 +61,7 @@ ACTION_NVEC = (3, 3, 3, 3)  # energy, methane, agriculture, adaptation level ind
 LEVER_NAMES = ("energy", "methane", "agriculture", "adaptation")
 #: σ_E: mean of the five 2015 global baseline emissions, computed in float32 by the authors.
 EMISSION_SCALE = 91.2339096069336
-#: σ_D = 35·σ_E (SPEC §D.8).
+#: σ_D = 35·σ_E (docs/climate_mitigation.md §3.8).
 DEVIATION_SCALE = 3193.186836242676
 #: The authors' code rejects policy matrices whose column sums fall below this (−5 %/yr).
 GROWTH_BUDGET = -0.051
@@ -71,7 +71,7 @@ def baseline_arrays() -> dict[str, np.ndarray]:
     """SSP2-4.5 controllable emissions the game needs, float64:
 
     ``e2015`` (5,), ``decisions`` (35, 5) for 2016..2050, ``growth`` (50, 5): g(t) =
-    E(t)/E(t−1) for 2016..2065 (SPEC §D.4, §H)."""
+    E(t)/E(t−1) for 2016..2065 (docs/climate_mitigation.md §3.4, §6)."""
     base = cicero.baseline_controllable()
     i0 = START_YEAR - cicero.START_YEAR
     years = HORIZON + LOOKAHEAD
@@ -135,7 +135,7 @@ def _preset_field(name: str) -> Any:
 
 @struct.dataclass
 class MitigationParams(EnvParams):
-    """Everything a sweep may vary (SPEC §D.3, §D.6–D.8). Per-country arrays have length N.
+    """Everything a sweep may vary (docs/climate_mitigation.md §3.3, §3.6–§3.8). Per-country arrays have length N.
 
     ``lever_cost`` is (N, 3): energy, methane, agriculture. ``policy_matrix`` is (3, 5):
     levers × (CO2_FF, CO2_AFOLU, CH4, N2O, SO2).
@@ -335,7 +335,7 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         return {"cost": cost, "emissions": Es, "temperatures": Ts}
 
     def _observe(self, state: MitigationState, params: MitigationParams) -> dict:
-        """[T_last, τ, Ē/σ_E (agent-major), D/σ_D, P], identical for every country (SPEC §D.8)."""
+        """[T_last, τ, Ē/σ_E (agent-major), D/σ_D, P], identical for every country (docs/climate_mitigation.md §3.8)."""
         dt = self.dtype
         row = jnp.concatenate(
             [

@@ -1,4 +1,4 @@
-"""The paper's two game configurations (Appendix D, Tables A.3/A.4; SPEC §D.3, §D.7).
+"""The paper's two game configurations (Appendix D, Tables A.3/A.4; docs/climate_mitigation.md §3.3, §3.7).
 
 Scenario (i) "tractable": four identical countries, energy lever only, adaptation is pure
 cost (Pmax = 0). Scenario (ii) "intractable": ten heterogeneous countries, the full policy
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Policy matrix M (levers × gases): change in annual growth per unit effort (SPEC §D.3).
+#: Policy matrix M (levers × gases): change in annual growth per unit effort (docs/climate_mitigation.md §3.3).
 #: Rows energy, methane, agriculture; columns CO2_FF, CO2_AFOLU, CH4, N2O, SO2.
 POLICY_MATRIX_FULL = np.array(
     [

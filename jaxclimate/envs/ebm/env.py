@@ -1,4 +1,4 @@
-"""The FedRAIN-Lite EBM environments ebm-v1, ebm-v2 and ebm-v3 (SPEC §3).
+"""The FedRAIN-Lite EBM environments ebm-v1, ebm-v2 and ebm-v3 (docs/ebm.md §3).
 
 Agents are latitude bands (group ``"bands"``) that set the EBM's parameters every step:
 diffusivity D, per-latitude OLR coefficients A (in units of 100 W m⁻²) and B, and the albedo
@@ -31,7 +31,7 @@ from jaxclimate.envs.ebm import physics
 
 GROUP = "bands"
 
-# Action bounds per parameter (SPEC §3.1); A is in units of 100 W m⁻².
+# Action bounds per parameter (docs/ebm.md §3.1); A is in units of 100 W m⁻².
 ACTION_BOUNDS = {
     "D": (0.55, 0.65),
     "A": (1.4, 4.2),
@@ -40,11 +40,11 @@ ACTION_BOUNDS = {
     "a2": (0.2, 0.3),
 }
 A_ACTION_SCALE = 100.0  # action units of A -> W m⁻²
-OBS_BOUND = 90.0  # declared observation box [-90, 90] °C; never enforced (SPEC §3.1)
+OBS_BOUND = 90.0  # declared observation box [-90, 90] °C; never enforced (docs/ebm.md §3.1)
 
 
 def load_target() -> np.ndarray:
-    """The NCEP/NCAR R1 skin-temperature target on the 96-point grid, °C (SPEC §4)."""
+    """The NCEP/NCAR R1 skin-temperature target on the 96-point grid, °C (docs/ebm.md §4)."""
     with resources.files("jaxclimate.envs.ebm").joinpath("data/ncep_skt_target_96.npz").open("rb") as f:
         return np.load(f)["target"].astype(np.float64)
 
@@ -70,8 +70,8 @@ class EBMParams(EnvParams):
     ``D``, ``A`` (W m⁻², per latitude), ``B`` (per latitude), ``a0``, ``a2`` are the
     reference parameters: the static baseline runs them, and with
     ``ignore_albedo_actions=True`` the physics uses ``a0``/``a2`` instead of the agents'
-    albedo actions (climlab ≤ 0.8.2 behaviour, SPEC §3.6). ``ice_albedo`` switches on the
-    step-function ice albedo of SPEC §11 (cells colder than ``freezing_temperature`` get
+    albedo actions (climlab ≤ 0.8.2 behaviour, docs/ebm.md §3.6). ``ice_albedo`` switches on the
+    step-function ice albedo of docs/ebm.md §6 (cells colder than ``freezing_temperature`` get
     ``ice_albedo_value``).
     """
 
@@ -113,10 +113,10 @@ class EBMParams(EnvParams):
 def model_step(
     T: jax.Array, D: jax.Array, A: jax.Array, B: jax.Array, a0: jax.Array, a2: jax.Array, params: EBMParams
 ) -> jax.Array:
-    """One physics step of one model (SPEC §2.7) with the switches held in ``params``.
+    """One physics step of one model (docs/ebm.md §2.7) with the switches held in ``params``.
 
     ``A`` is in W m⁻². Under ``params.ignore_albedo_actions`` the albedo uses
-    ``params.a0``/``params.a2`` whatever ``a0``/``a2`` say (SPEC §3.6)."""
+    ``params.a0``/``params.a2`` whatever ``a0``/``a2`` say (docs/ebm.md §3.6)."""
     a0 = jnp.where(params.ignore_albedo_actions, params.a0, a0)
     a2 = jnp.where(params.ignore_albedo_actions, params.a2, a2)
     return physics.ebm_step(
@@ -189,7 +189,7 @@ class EBMEnv(Environment[EBMState, EBMParams]):
             Defaults: 1 for ebm-v1, 6 for ebm-v2/v3.
         dtype: physics dtype, ``"float32"`` (default, training) or ``"float64"`` (parity;
             needs ``jax_enable_x64``). Observations are always float32, actions are clipped
-            and scaled in float32 as in the original (SPEC §3.1, §12.1).
+            and scaled in float32 as in the original (docs/ebm.md §3.1, §7.1).
     """
 
     def __init__(self, version: int = 1, num_agents: int | None = None, dtype: Any = "float32"):
@@ -262,7 +262,7 @@ class EBMEnv(Environment[EBMState, EBMParams]):
             jnp.asarray(actions, jnp.float32), jnp.asarray(self._action_space.low), jnp.asarray(self._action_space.high)
         )
         D, A, B, a0, a2 = a[:, 0], a[:, 1 : 1 + m] * jnp.float32(A_ACTION_SCALE), a[:, 1 + m : 1 + 2 * m], a[:, -2], a[:, -1]
-        if self.version == 3:  # one shared model (SPEC §3.4)
+        if self.version == 3:  # one shared model (docs/ebm.md §3.4)
             D, a0, a2 = (ordered_mean(x)[None] for x in (D, a0, a2))
             A, B = A.reshape(1, physics.NUM_LAT), B.reshape(1, physics.NUM_LAT)
         return tuple(x.astype(self.dtype) for x in (D, A, B, a0, a2))
@@ -272,7 +272,7 @@ class EBMEnv(Environment[EBMState, EBMParams]):
         return T if self.version == 2 else jnp.broadcast_to(T[0], (self.num_agents, physics.NUM_LAT))
 
     def _rewards(self, T: jax.Array, params: EBMParams) -> jax.Array:
-        """r_k = −mean over band k of (T_i − T̂_i)² (SPEC §3.1); unweighted, °C²."""
+        """r_k = −mean over band k of (T_i − T̂_i)² (docs/ebm.md §3.1); unweighted, °C²."""
         sq_err = (self._agent_temperatures(T) - jnp.asarray(params.target, self.dtype)) ** 2
         return -jnp.mean(self._own_bands(sq_err), axis=-1)
 
@@ -289,7 +289,7 @@ class EBMEnv(Environment[EBMState, EBMParams]):
         return {GROUP: obs.astype(jnp.float32)}
 
     def evaluated_profile(self, state: EBMState) -> jax.Array:
-        """The 96-point profile the paper evaluates (SPEC §5.3): ebm-v2 stitches band k from
+        """The 96-point profile the paper evaluates (docs/ebm.md §5.3): ebm-v2 stitches band k from
         agent k's copy; ebm-v1/v3 return the (shared) model state."""
         if self.version != 2:
             return state.temperature[..., 0, :]

@@ -1,6 +1,6 @@
 """Evaluation of EBM profiles: area-weighted RMSE per 30° band and the static baseline.
 
-areaWRMSE_b = sqrt( Σ_{i∈b} w_i · (T̂_i − T_i)² ),  w_i = cos φ_i / Σ_{j∈b} cos φ_j   (SPEC §5.1)
+areaWRMSE_b = sqrt( Σ_{i∈b} w_i · (T̂_i − T_i)² ),  w_i = cos φ_i / Σ_{j∈b} cos φ_j   (docs/ebm.md §5.1)
 
 with the six bands [−90, −60), [−60, −30), [−30, 0), [0, 30), [30, 60), [60, 90) degrees,
 south to north (16 cells each on the 96-point grid). This is the paper's skill measure; the
@@ -39,7 +39,7 @@ def area_weighted_rmse_bands(T: jax.Array, target: jax.Array) -> jax.Array:
 
 
 def static_baseline(params: EBMParams | None = None, n_steps: int = 200, dtype=None) -> tuple[jax.Array, jax.Array]:
-    """The paper's static "climlab" column (SPEC §5.2): the reference parameters
+    """The paper's static "climlab" column (docs/ebm.md §5.2): the reference parameters
     (``params.D, A, B, a0, a2``) every step from the reset state, evaluated after
     ``n_steps`` steps. Returns (final profile (96,), areaWRMSE per band (6,))."""
     params = EBMParams() if params is None else params

@@ -2,7 +2,7 @@
 
     C ∂T/∂t = (1 − α(φ))·Q(φ) − (A(φ) + B(φ)·T) + (D / cos φ) ∂/∂φ (cos φ ∂T/∂φ)
 
-discretised as climlab's ``EBM_annual(num_lat=96)`` without ice albedo (SPEC §2): 96 cells
+discretised as climlab's ``EBM_annual(num_lat=96)`` without ice albedo (docs/ebm.md §2): 96 cells
 uniform in latitude, annual-mean insolation, forward-Euler radiation then backward-Euler
 (implicit) diffusion with zero flux through the poles. Latitude index 0 is the south pole.
 
@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-# --- grid (SPEC §2.1) ------------------------------------------------------------------------
+# --- grid (docs/ebm.md §2.1) ------------------------------------------------------------------------
 NUM_LAT = 96
 DLAT_DEG = 180.0 / NUM_LAT  # 1.875°
 DLAT_RAD = np.pi / NUM_LAT
@@ -25,8 +25,8 @@ LAT_DEG = -90.0 + DLAT_DEG * (np.arange(NUM_LAT) + 0.5)
 LAT_BOUNDS_DEG = -90.0 + DLAT_DEG * np.arange(NUM_LAT + 1)
 LAT_RAD = np.deg2rad(LAT_DEG)
 
-# --- constants (SPEC §2.2) -------------------------------------------------------------------
-EARTH_RADIUS = 6.373e6  # m; cancels on the uniform grid (SPEC §2.6)
+# --- constants (docs/ebm.md §2.2) -------------------------------------------------------------------
+EARTH_RADIUS = 6.373e6  # m; cancels on the uniform grid (docs/ebm.md §2.6)
 RHO_WATER, CP_WATER, MIXED_LAYER_DEPTH = 1000.0, 4181.3, 10.0
 HEAT_CAPACITY = RHO_WATER * CP_WATER * MIXED_LAYER_DEPTH  # 4.1813e7 J m⁻² °C⁻¹
 DAYS_PER_YEAR = 365.2422
@@ -35,11 +35,11 @@ TIMESTEP = SECONDS_PER_YEAR / 90.0  # 350 632.512 s
 SOLAR_CONSTANT = 1365.2  # W m⁻²
 ECCENTRICITY, LONG_PERIHELION_DEG, OBLIQUITY_DEG = 0.017236, 281.37, 23.446
 
-# Reference parameters of the environments (SPEC §2.9, §3.1).
+# Reference parameters of the environments (docs/ebm.md §2.9, §3.1).
 REF_D, REF_A_WM2, REF_B, REF_A0, REF_A2 = 0.6, 210.0, 2.0, 0.354, 0.25
-INITIAL_TEMPERATURE = 50.0  # °C at every latitude on reset (SPEC §2.8)
+INITIAL_TEMPERATURE = 50.0  # °C at every latitude on reset (docs/ebm.md §2.8)
 
-# Step-function ice albedo defaults (SPEC §11).
+# Step-function ice albedo defaults (docs/ebm.md §6).
 ICE_ALBEDO, FREEZING_TEMPERATURE = 0.62, -10.0
 
 
@@ -63,7 +63,7 @@ def daily_mean_insolation(
 ) -> np.ndarray:
     """Daily-mean top-of-atmosphere insolation (W m⁻²), shape ``(len(day), len(lat))``.
 
-    SPEC §2.4 steps 1–8 (Berger 1978 true longitude; vernal equinox on day 80).
+    docs/ebm.md §2.4 (Berger 1978 true longitude; vernal equinox on day 80).
     """
     e = eccentricity
     varpi = np.deg2rad(long_perihelion_deg)
@@ -97,7 +97,7 @@ def daily_mean_insolation(
 
 def annual_mean_insolation(lat_rad: np.ndarray = LAT_RAD, n_days: int = 90, **orbit: float) -> np.ndarray:
     """Annual-mean insolation Q(φ) (W m⁻²): the mean of the daily means on the ``n_days``
-    days d_k = k·Y/n_days a model with Δt = Y/n_days visits (SPEC §2.4 step 9)."""
+    days d_k = k·Y/n_days a model with Δt = Y/n_days visits (docs/ebm.md §2.4)."""
     days = np.arange(n_days) * orbit.get("days_per_year", DAYS_PER_YEAR) / n_days
     return daily_mean_insolation(lat_rad, days, **orbit).mean(axis=0)
 
@@ -106,7 +106,7 @@ INSOLATION = annual_mean_insolation()
 
 
 def _diffusion_geometry() -> tuple[np.ndarray, np.ndarray]:
-    """Geometric coefficients g_lower, g_upper (rad⁻²) of L = (D/C)·G (SPEC §2.6).
+    """Geometric coefficients g_lower, g_upper (rad⁻²) of L = (D/C)·G (docs/ebm.md §2.6).
 
     The pole faces carry no flux, so g_lower[0] = g_upper[-1] = 0 exactly."""
     cos_center = np.cos(LAT_RAD)
@@ -122,7 +122,7 @@ G_LOWER, G_UPPER = _diffusion_geometry()
 
 
 def diffusion_operator(D: float, heat_capacity: float = HEAT_CAPACITY) -> np.ndarray:
-    """The dense tridiagonal operator L (s⁻¹), dT/dt|diff = L·T (SPEC §2.6); for tests and
+    """The dense tridiagonal operator L (s⁻¹), dT/dt|diff = L·T (docs/ebm.md §2.6); for tests and
     analysis (the step itself never forms it)."""
     k = D / heat_capacity
     L = np.diag(-k * (G_LOWER + G_UPPER))
@@ -138,8 +138,8 @@ def albedo(
     ai: jax.Array = ICE_ALBEDO,
     Tf: jax.Array = FREEZING_TEMPERATURE,
 ) -> jax.Array:
-    """α = a0 + a2·P2(sin φ) (SPEC §2.3); with ``ice_albedo`` cells colder than ``Tf``
-    (strictly) get ``ai`` instead (climlab's step-function albedo, SPEC §11)."""
+    """α = a0 + a2·P2(sin φ) (docs/ebm.md §2.3); with ``ice_albedo`` cells colder than ``Tf``
+    (strictly) get ``ai`` instead (climlab's step-function albedo, docs/ebm.md §6)."""
     p2 = jnp.asarray(P2_SIN_LAT, T.dtype)
     smooth = a0 + a2 * p2
     return jnp.where(jnp.logical_and(ice_albedo, T < Tf), jnp.asarray(ai, T.dtype), smooth)
@@ -160,7 +160,7 @@ def ebm_step(
     ai: jax.Array = ICE_ALBEDO,
     Tf: jax.Array = FREEZING_TEMPERATURE,
 ) -> jax.Array:
-    """Advance the temperature profile ``T`` (°C, shape (96,)) by one step (SPEC §2.7).
+    """Advance the temperature profile ``T`` (°C, shape (96,)) by one step (docs/ebm.md §2.7).
 
     ``A`` is in W m⁻² and ``B`` in W m⁻² °C⁻¹ (scalars or per latitude); all parameters of
     the step apply within it. Arithmetic runs in ``T.dtype``.

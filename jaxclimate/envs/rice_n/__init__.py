@@ -1,4 +1,4 @@
-"""RICE-N: 27-region climate–economy model with trade, tariffs and negotiation (SPEC: rice_n)."""
+"""RICE-N: 27-region climate–economy model with trade, tariffs and negotiation (reference behaviour: docs/rice_n.md)."""
 
 from jaxclimate.envs.rice_n.dynamics import RiceState
 from jaxclimate.envs.rice_n.env import GROUP, RiceN, replay, state_from_record, state_to_record

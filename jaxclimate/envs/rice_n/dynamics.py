@@ -1,10 +1,10 @@
-"""RICE-N dynamics: state and the activity step as small pure functions (SPEC §3, §6).
+"""RICE-N dynamics: state and the activity step as small pure functions (docs/rice_n.md §3, §6).
 
 Every function is vectorised over the region axis (and, for trade, over the importer ×
 exporter matrix ``X[i, j]`` = flow from exporter j to importer i): no Python loop over
-regions or partners. Equations cite the paper (arXiv 2208.07004, Appendix A/B/I) and the SPEC
-section that fixes how the reference code implements them; where the two differ the code is
-followed (SPEC §13).
+regions or partners. Equations cite the paper (arXiv 2208.07004, Appendix A/B/I) and the section
+of docs/rice_n.md that states how the original code implements them; where the two differ the code is
+followed (docs/rice_n.md §13).
 
 Time: ``t`` is the 1-based activity-step counter *inside* the step (t = 1 for 2015→2020).
 """
@@ -25,7 +25,7 @@ Array = jax.Array
 
 @struct.dataclass
 class RiceState(EnvState):
-    """The full RICE-N state (SPEC §3). ``time`` is the env-step counter k; ``activity_step``
+    """The full RICE-N state (docs/rice_n.md §3). ``time`` is the env-step counter k; ``activity_step``
     is t. Per-region arrays are (N,), matrices (N, N) with the acting region on rows.
 
     Dynamic state: ``temperature`` (T_AT, T_LO), ``carbon_mass`` (M_AT, M_UP, M_LO),
@@ -72,7 +72,7 @@ class RiceState(EnvState):
 
 
 def initial_state(params: RiceParams, dtype: Any) -> RiceState:
-    """The reset state (SPEC §3): T₀, M₀, K₀, L₀, A₀, σ₀; everything else 0."""
+    """The reset state (docs/rice_n.md §3): T₀, M₀, K₀, L₀, A₀, σ₀; everything else 0."""
     n = params.num_regions
     zeros = jnp.zeros((n,), dtype)
     square = jnp.zeros((n, n), dtype)
@@ -120,12 +120,12 @@ def initial_state(params: RiceParams, dtype: Any) -> RiceState:
 
 
 def exogenous_forcing(t: Array, p: RiceParams) -> Array:
-    """F_EX(t) = f0 + min(f1 − f0, (f1 − f0)/t_f·(t − 1))  (Eq. 34's exogenous term; SPEC §6 B)."""
+    """F_EX(t) = f0 + min(f1 − f0, (f1 − f0)/t_f·(t − 1))  (Eq. 34's exogenous term; docs/rice_n.md §6 B)."""
     return p.f0 + jnp.minimum(p.f1 - p.f0, (p.f1 - p.f0) / p.t_f * (t - 1))
 
 
 def land_emissions(t: Array, p: RiceParams, num_regions: int) -> Array:
-    """E_L(t) = E_L0·(1 − δ_EL)^(t−1) / N per region  (Eq. 20 as coded; SPEC §13 row 8)."""
+    """E_L(t) = E_L0·(1 − δ_EL)^(t−1) / N per region  (Eq. 20 as coded; docs/rice_n.md §13 row 8)."""
     return p.E_L0 * (1.0 - p.delta_EL) ** (t - 1) / num_regions
 
 
@@ -138,12 +138,12 @@ def mitigation_cost(t: Array, intensity: Array, p: RiceParams) -> Array:
 
 
 def damage_retention(temperature_at: Array, p: RiceParams) -> Array:
-    """Ω = 1/(1 + a1·T_AT + a2·T_AT^a3) at the previous T_AT (SPEC §13 row 4)."""
+    """Ω = 1/(1 + a1·T_AT + a2·T_AT^a3) at the previous T_AT (docs/rice_n.md §13 row 4)."""
     return 1.0 / (1.0 + p.a1 * temperature_at + p.a2 * jnp.power(temperature_at, p.a3))
 
 
 def production(tfp: Array, capital: Array, labor: Array, p: RiceParams) -> Array:
-    """P = A·K^γ·(L/1000)^(1−γ)  (Eq. 40 with L in billions; SPEC §13 row 2)."""
+    """P = A·K^γ·(L/1000)^(1−γ)  (Eq. 40 with L in billions; docs/rice_n.md §13 row 2)."""
     return tfp * jnp.power(capital, p.gamma) * jnp.power(labor / p.labor_scale, 1.0 - p.gamma)
 
 
@@ -168,7 +168,7 @@ def debt_ratio(balance_after_interest: Array, p: RiceParams) -> Array:
 
 def trade_flows(bids: Array, output: Array, investment: Array, export_limit: Array,
                 balance_after_interest: Array, p: RiceParams) -> Array:
-    """Realised imports X[i, j] from exporter j to importer i (SPEC §6 D–E, §6.1):
+    """Realised imports X[i, j] from exporter j to importer i (docs/rice_n.md §6 D–E, §6.1):
 
     bids b[i, j]·Y_i (no self-trade), rows scaled to Σ_j X_ij ≤ Y_i (Eq. 52, strict >), rows
     × (1 + d_i) (Eqs. 53–54), columns scaled to the export cap min(x̄_j·Y_j, Y_j − I_j)
@@ -186,7 +186,7 @@ def trade_flows(bids: Array, output: Array, investment: Array, export_limit: Arr
 
 
 def armington_consumption(domestic: Array, tariffed_imports: Array, p: RiceParams) -> Array:
-    """C_i = (ψ_dom·c_i^λ + Σ_j ψ_for·X̂_ij^λ)^(1/λ), ψ_for = 0.5/(N − 1)  (Eqs. 3, 25; SPEC §6 F).
+    """C_i = (ψ_dom·c_i^λ + Σ_j ψ_for·X̂_ij^λ)^(1/λ), ψ_for = 0.5/(N − 1)  (Eqs. 3, 25; docs/rice_n.md §6 F).
 
     X̂^λ is computed as exp(λ·log X̂) (X̂ ≥ 0, λ > 0; X̂ = 0 gives exp(−∞) = 0): the N×N
     powers are the step's largest cost, and XLA's general ``pow`` (signs, integer
@@ -198,7 +198,7 @@ def armington_consumption(domestic: Array, tariffed_imports: Array, p: RiceParam
 
 
 def utility(consumption: Array, labor: Array, p: RiceParams) -> Array:
-    """U = ℓ·((C/ℓ + offset)^(1−α) − 1)/(1 − α), ℓ = L/1000  (Eq. 2 as coded; SPEC §13 row 10)."""
+    """U = ℓ·((C/ℓ + offset)^(1−α) − 1)/(1 − α), ℓ = L/1000  (Eq. 2 as coded; docs/rice_n.md §13 row 10)."""
     ell = labor / p.labor_scale
     return ell * (jnp.power(consumption / ell + p.utility_offset, 1.0 - p.alpha) - 1.0) / (1.0 - p.alpha)
 
@@ -213,7 +213,7 @@ def temperature_step(temperature: Array, carbon_at: Array, forcing_exogenous: Ar
 
 
 def industrial_emissions(intensity: Array, mitigation: Array, gross_production: Array) -> Array:
-    """σ·(1 − μ)·P with gross production and the previous σ (Eq. 35 as coded; SPEC §13 row 7)."""
+    """σ·(1 − μ)·P with gross production and the previous σ (Eq. 35 as coded; docs/rice_n.md §13 row 7)."""
     return intensity * (1.0 - mitigation) * gross_production
 
 
@@ -249,7 +249,7 @@ def intensity_step(intensity: Array, t: Array, p: RiceParams) -> Array:
 
 
 def decode_activity(levels: Array, num_regions: int, dtype: Any) -> dict[str, Array]:
-    """Action levels (N, ≥ 3 + 2N) -> rates = level/10 (SPEC §5.1). Tariffs come first
+    """Action levels (N, ≥ 3 + 2N) -> rates = level/10 (docs/rice_n.md §5.1). Tariffs come first
     ([3, 3+N)), import bids second ([3+N, 3+2N)); the self-bid is zeroed in the trade block."""
     n = num_regions
     rates = levels[:, : 3 + 2 * n].astype(dtype) / NUM_LEVELS
@@ -263,14 +263,14 @@ def decode_activity(levels: Array, num_regions: int, dtype: Any) -> dict[str, Ar
 
 
 def activity_step(state: RiceState, rates: dict[str, Array], p: RiceParams) -> RiceState:
-    """One 5-year activity step in the reference's order (SPEC §6 A–K); ``rates`` as from
+    """One 5-year activity step in the reference's order (docs/rice_n.md §6 A–K); ``rates`` as from
     :func:`decode_activity` (after any protocol enforcement). Advances ``activity_step``,
     not ``time``."""
     n = state.capital.shape[-1]
     t = state.activity_step + 1
     tf = t.astype(state.capital.dtype)
     s, mu = rates["savings"], rates["mitigation"]
-    mu = jnp.where(p.enforce_minimum_mitigation, jnp.maximum(mu, state.minimum_mitigation), mu)  # SPEC §14.1 #3
+    mu = jnp.where(p.enforce_minimum_mitigation, jnp.maximum(mu, state.minimum_mitigation), mu)  # docs/rice_n.md §14.1 #3
 
     # B: exogenous terms
     f_ex = exogenous_forcing(tf, p)

@@ -1,13 +1,13 @@
-"""RICE-N as a jaxclimate environment (SPEC §1–§10).
+"""RICE-N as a jaxclimate environment (docs/rice_n.md §1–§10).
 
 N regions (group ``"regions"``, 27 by default or any subset) choose savings, mitigation,
 export limit, tariffs and import bids as a ``MultiDiscrete`` vector of 10-level entries
 (value = level/10), plus the negotiation protocol's entries. An episode is 20 activity steps
 of 5 years (2015 → 2115); with negotiation each activity step is preceded by a proposal and
 an evaluation step (60 env steps). The reward is the region's utility at activity steps and
-0 at negotiation steps (undiscounted; SPEC §10).
+0 at negotiation steps (undiscounted; docs/rice_n.md §10).
 
-Observations are the reference's flat feature vectors (SPEC §9): 1043 features for 27
+Observations are the reference's flat feature vectors (docs/rice_n.md §9): 1043 features for 27
 regions without negotiation, 1207 with the bilateral protocol (1180 with clubs), each state
 value divided by a fixed normaliser in float32 exactly as the reference does, so an
 observation rebuilt from a recorded state equals the recorded one bit for bit.
@@ -41,7 +41,7 @@ OBSERVATION_LAYOUTS = ("flat", "factored")
 START_YEAR = 2015
 YEARS_PER_STEP = 5
 
-#: Observation normalisers (SPEC §9.1), one per state field.
+#: Observation normalisers (docs/rice_n.md §9.1), one per state field.
 NORMS = {key: float(v) for key, v in load_data()["observation_norms"].items()}
 #: The reference's state keys (recorded episodes) -> RiceState fields.
 RECORD_KEYS = {
@@ -81,7 +81,7 @@ RECORD_KEYS = {
 }
 #: Record keys stored with a trailing axis of length 1.
 _TRAILING_AXIS = ("global_exogenous_emissions", "global_land_emissions", "tariff_revenue")
-# Public per-region features in observation order (SPEC §9.1), with their normaliser keys.
+# Public per-region features in observation order (docs/rice_n.md §9.1), with their normaliser keys.
 _PUBLIC = (
     ("capital", "capital_all_regions"),
     ("capital_depreciation", "capital_depreciation_all_regions"),
@@ -147,7 +147,7 @@ class RiceN(Environment[RiceState, RiceParams]):
             fewer make quick experiments.
         mask_ignored_heads: with negotiation, ``action_mask`` also pins the heads the next
             stage ignores to level 0, so a masked policy's log-probability and entropy count
-            only the heads that act (SPEC §18's stage-relevance mask; a learning choice, off
+            only the heads that act (docs/rice_n.md §17's stage-relevance mask; a learning choice, off
             by default as in the reference; ``flat_action_mask`` is unaffected).
         observation: ``"flat"`` (default): each region's (F,) vector as the reference lays it
             out; ``"factored"``: a :class:`~jaxclimate.core.factored.FactoredObs` with the
@@ -233,7 +233,7 @@ class RiceN(Environment[RiceState, RiceParams]):
 
         state = negotiation.stage_step(self.protocol, stage, state, levels, params, activity)
         is_activity = stage == 0
-        state = state.replace(reward=jnp.where(is_activity, state.reward, 0.0))  # SPEC §2.1: not carried
+        state = state.replace(reward=jnp.where(is_activity, state.reward, 0.0))  # docs/rice_n.md §2.1: not carried
         done = jnp.logical_and(is_activity, state.activity_step >= self.num_activity_steps)
         info = {
             "done": done,
@@ -246,7 +246,7 @@ class RiceN(Environment[RiceState, RiceParams]):
 
     # --- observation and masks -------------------------------------------------------------
     def _observe(self, state: RiceState) -> jax.Array | FactoredObs:
-        """The (N, F) features of SPEC §9.1 (or their factored form, see the class docstring)
+        """The (N, F) features of docs/rice_n.md §9.1 (or their factored form, see the class docstring)
         with the reference's arithmetic: the global and public features as float32 divisions,
         the private ones in the env dtype, of the state rounded to float32."""
         if self.factored:
@@ -296,7 +296,7 @@ class RiceN(Environment[RiceState, RiceParams]):
         return _columns([one_hot, self._shared_features(state), *rest], self.num_regions)
 
     def action_mask(self, group: str, state: RiceState, params: RiceParams | None = None) -> jax.Array:
-        """Allowed levels (N, A, 10), True = allowed; 2-level heads use columns 0–1 (SPEC §8, §18)."""
+        """Allowed levels (N, A, 10), True = allowed; 2-level heads use columns 0–1 (docs/rice_n.md §8, §17)."""
         self._check_group(group)
         return negotiation.action_mask(self.protocol, state, self.mask_ignored_heads)
 

@@ -1,5 +1,5 @@
 """RICE-N evaluation: climate and economic indices, extremal policies, Pareto front, hypervolume
-(paper §6 and Appendix G; SPEC §11).
+(paper §6 and Appendix G; docs/rice_n.md §11).
 
 * ΔT = T_AT(2115) − T_AT(2015); ΣY = the sum of net output ("gross_output") over regions and
   activity steps. With ``rounded=True`` (the reference's evaluation script) ΔT is rounded to 2
@@ -15,7 +15,7 @@
   The constants ship as the reference's own file (``index_constants()``) and
   :func:`extremal_constants` recomputes them with this environment (tested to 1e-6).
 * Hypervolume: the competition's scoring code was never published. We follow the best
-  reading of the paper (SPEC §11.4) — stated as an assumption: the area dominated by the
+  reading of the paper (docs/rice_n.md §11.4) — stated as an assumption: the area dominated by the
   non-dominated (climate, economic) points with reference point (0, 0), i.e. the extremal
   policies' corner, indices clipped at 0.
 """
@@ -79,14 +79,14 @@ def episode_metrics(history: Mapping[str, np.ndarray], rounded: bool = False) ->
 
 def constant_policy(env: RiceN, savings: int, mitigation: int, params: RiceParams | None = None) -> dict[str, float]:
     """Metrics of the policy that plays the same savings/mitigation levels (10 = rate 1.0)
-    every step with all other entries 0 (SPEC §11.3)."""
+    every step with all other entries 0 (docs/rice_n.md §11.3)."""
     actions = np.broadcast_to(np.asarray(env.constant_actions(savings=savings, mitigation=mitigation)),
                               (env.episode_length, env.num_regions, env.nvec.size))
     return episode_metrics(replay(env, actions, params))
 
 
 def extremal_constants(env: RiceN | None = None) -> dict[str, float]:
-    """Recompute the four normalisation constants with the extremal policies (SPEC §11.2)."""
+    """Recompute the four normalisation constants with the extremal policies (docs/rice_n.md §11.2)."""
     env = RiceN() if env is None else env
     best = constant_policy(env, savings=0, mitigation=10)
     worst = constant_policy(env, savings=10, mitigation=0)
@@ -109,7 +109,7 @@ def pareto_front(points: Any) -> np.ndarray:
 
 def hypervolume(points: Any, reference: tuple[float, float] = (0.0, 0.0)) -> float:
     """2-D hypervolume: the area dominated by ``points`` (k, 2) above ``reference``
-    (SPEC §11.4: (0, 0) in index space, indices clipped at the reference). Sorted by the first
+    (docs/rice_n.md §11.4: (0, 0) in index space, indices clipped at the reference). Sorted by the first
     coordinate descending, the area is Σ_i (x_i − r_x)·(y_i − max(r_y, y_{i−1}))."""
     points = np.maximum(np.asarray(points, np.float64).reshape(-1, 2), np.asarray(reference))
     front = pareto_front(points)

@@ -1,4 +1,4 @@
-"""Negotiation protocols of RICE-N (SPEC §7–§8; paper §4).
+"""Negotiation protocols of RICE-N (docs/rice_n.md §7–§8; paper §4).
 
 A protocol defines the extra action entries an agent submits every env step, the two
 negotiation stages that precede each activity step, what the activity step may enforce, and
@@ -7,7 +7,7 @@ the action masks. Three protocols:
 ``none``
     negotiation off: every env step is an activity step (20 per episode), 3 + 2N actions.
 
-``bilateral`` (the reference, paper §4.3, SPEC §7.2–7.3)
+``bilateral`` (the reference, paper §4.3, docs/rice_n.md §7.2–7.3)
     env step k has stage k mod 3: 1 = proposal, 2 = evaluation, 0 = activity. At the
     proposal stage region i sends every j a pair (promised[i, j], requested[i, j]): the
     mitigation rate i promises itself and the rate it asks of j (entries 3+2N+2j and
@@ -18,7 +18,7 @@ the action masks. Three protocols:
 
     m is only an action mask on the next activity step's mitigation (levels < round(10·m) are
     masked); the environment applies whatever is chosen unless
-    ``RiceParams.enforce_minimum_mitigation`` (SPEC §14.1 #3).
+    ``RiceParams.enforce_minimum_mitigation`` (docs/rice_n.md §14.1 #3).
 
 ``club`` (climate clubs, paper §4.4 — the paper gives prose only; this definition is ours)
     the same three-stage cycle. Proposal stage: region c offers a club (μ_min_c, τ_min_c)
@@ -71,7 +71,7 @@ def action_nvec(protocol: str, n: int) -> np.ndarray:
 
 
 def stage_slices(protocol: str, n: int) -> dict[str, tuple[int, int]]:
-    """Half-open action-entry ranges read by each stage (SPEC §5.3)."""
+    """Half-open action-entry ranges read by each stage (docs/rice_n.md §5.3)."""
     a = 3 + 2 * n
     if protocol == "bilateral":
         return {"activity": (0, a), "proposal": (a, a + 2 * n), "evaluation": (a + 2 * n, a + 3 * n)}
@@ -94,18 +94,18 @@ def _off_diagonal(x: jax.Array) -> jax.Array:
 
 
 def bilateral_proposal(state: RiceState, levels: jax.Array) -> RiceState:
-    """promised[i, j] = a_i[a+2j]/10, requested[i, j] = a_i[a+2j+1]/10 (SPEC §7.2)."""
+    """promised[i, j] = a_i[a+2j]/10, requested[i, j] = a_i[a+2j+1]/10 (docs/rice_n.md §7.2)."""
     rates = _stage_levels("bilateral", "proposal", levels, state).astype(state.capital.dtype) / NUM_LEVELS
     return state.replace(promised=rates[:, 0::2], requested=rates[:, 1::2])
 
 
 def bilateral_minimum(promised: jax.Array, requested: jax.Array, decisions: jax.Array) -> jax.Array:
-    """m_i = max(max_j promised[i, j]·dec[j, i], max_j requested[j, i]·dec[i, j]) (SPEC §7.3)."""
+    """m_i = max(max_j promised[i, j]·dec[j, i], max_j requested[j, i]·dec[i, j]) (docs/rice_n.md §7.3)."""
     return jnp.maximum((promised * decisions.T).max(axis=1), (requested.T * decisions).max(axis=1))
 
 
 def bilateral_evaluation(state: RiceState, levels: jax.Array) -> RiceState:
-    """decisions[i, j] = raw a_i[a+2N+j] with the diagonal forced to 0; then m (SPEC §7.3)."""
+    """decisions[i, j] = raw a_i[a+2N+j] with the diagonal forced to 0; then m (docs/rice_n.md §7.3)."""
     decisions = _off_diagonal(_stage_levels("bilateral", "evaluation", levels, state).astype(state.capital.dtype))
     return state.replace(decisions=decisions, minimum_mitigation=bilateral_minimum(state.promised, state.requested, decisions))
 
@@ -148,7 +148,7 @@ def club_enforce(rates: dict[str, jax.Array], state: RiceState) -> dict[str, jax
                 tariffs=jnp.maximum(rates["tariffs"], state.tariff_floor))
 
 
-# --- masks (SPEC §8) -------------------------------------------------------------------------
+# --- masks (docs/rice_n.md §8) -------------------------------------------------------------------------
 
 
 def action_mask(protocol: str, state: RiceState, ignored_heads: bool = False) -> jax.Array:
@@ -157,7 +157,7 @@ def action_mask(protocol: str, state: RiceState, ignored_heads: bool = False) ->
     restricted. Built as one broadcast comparison against per-head lowest levels (cheap to
     fuse; a scatter into the (N, A, 10) mask would be materialised every step).
 
-    ``ignored_heads`` (SPEC §18's stage-relevance mask; off in the reference): the heads the
+    ``ignored_heads`` (docs/rice_n.md §17's stage-relevance mask; off in the reference): the heads the
     next step's stage ignores (:func:`stage_slices`) allow level 0 only, so a masked policy's
     log-probability and entropy of those heads are 0: it learns from the heads that act. The
     environment is unchanged (it ignores those entries whatever they are)."""

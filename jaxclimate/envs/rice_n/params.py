@@ -1,4 +1,4 @@
-"""RICE-N parameters: the 27 regions' data and every constant as a pytree leaf (SPEC §4).
+"""RICE-N parameters: the 27 regions' data and every constant as a pytree leaf (docs/rice_n.md §4).
 
 The values ship in ``data/ricen_params.json`` (generated from the reference's region YAML
 files, which ship beside it; see ``data/PROVENANCE.md``). :func:`rice_params` builds a
@@ -19,8 +19,8 @@ from jaxclimate.core import struct
 from jaxclimate.core.env import EnvParams
 
 NUM_REGIONS = 27
-NUM_LEVELS = 10  # action value = level / 10 (SPEC §5)
-#: Per-region inputs that differ between regions (SPEC §4.4).
+NUM_LEVELS = 10  # action value = level / 10 (docs/rice_n.md §5)
+#: Per-region inputs that differ between regions (docs/rice_n.md §4.4).
 REGIONAL_KEYS = ("A_0", "K_0", "L_0", "L_a", "l_g", "g_A", "delta_A", "sigma_0")
 DEBT_RATIO_FORMULAS = ("head", "2022")
 
@@ -34,7 +34,7 @@ def load_data() -> dict:
 
 @functools.lru_cache(maxsize=1)
 def index_constants() -> dict[str, float]:
-    """The evaluation's normalisation constants ``min_ci, max_ci, min_ei, max_ei`` (SPEC §11.2),
+    """The evaluation's normalisation constants ``min_ci, max_ci, min_ei, max_ei`` (docs/rice_n.md §11.2),
     read from the reference's own file."""
     text = resources.files("jaxclimate.envs.rice_n").joinpath("data/climate_economic_min_max_indices.txt").read_text()
     return {k: float(v) for k, v in json.loads(text).items()}
@@ -66,9 +66,9 @@ def check_regions(regions: Sequence[int] | None) -> np.ndarray:
 
 @struct.dataclass
 class RiceParams(EnvParams):
-    """Every RICE-N number (SPEC §4). Per-region arrays (N,) follow the region subset's order.
+    """Every RICE-N number (docs/rice_n.md §4). Per-region arrays (N,) follow the region subset's order.
 
-    Flags for the reference's defects (SPEC §14.1), all defaulting to the reference:
+    Flags for the reference's defects (docs/rice_n.md §14.1), all defaulting to the reference:
 
     * ``debt_ratio_formula`` (static): ``"head"`` d = clip(10·B̃/K₀, −1, 0) (paper Eq. 53) or
       ``"2022"`` d = clip(B̃/10·K₀, −1, 0) (competition-era code);
@@ -77,7 +77,7 @@ class RiceParams(EnvParams):
       action mask, as in the reference; ``True`` clamps μ ← max(μ, m) in the activity step.
     """
 
-    # per region (SPEC §4.4)
+    # per region (docs/rice_n.md §4.4)
     A_0: Any = None
     K_0: Any = None
     L_0: Any = None
@@ -86,7 +86,7 @@ class RiceParams(EnvParams):
     g_A: Any = None
     delta_A: Any = None
     sigma_0: Any = None
-    # economy (SPEC §4.2)
+    # economy (docs/rice_n.md §4.2)
     gamma: Any = 0.3
     theta_2: Any = 2.6
     a1: Any = 0.0
@@ -99,7 +99,7 @@ class RiceParams(EnvParams):
     delta_sigma: Any = 0.1
     p_b: Any = 550.0
     delta_pb: Any = 0.001
-    # climate (SPEC §4.1)
+    # climate (docs/rice_n.md §4.1)
     Delta: Any = 5.0
     Phi_T: Any = struct.field(default_factory=lambda: np.array([[0.8718, 0.0088], [0.025, 0.975]]))
     B_T: Any = struct.field(default_factory=lambda: np.array([0.1005, 0.0]))
@@ -114,7 +114,7 @@ class RiceParams(EnvParams):
     F_2x: Any = 3.6813
     T_0: Any = struct.field(default_factory=lambda: np.array([0.85, 0.0068]))
     M_0: Any = struct.field(default_factory=lambda: np.array([851.0, 460.0, 1740.0]))
-    # constants hard-coded in the reference's Python (SPEC §4.3)
+    # constants hard-coded in the reference's Python (docs/rice_n.md §4.3)
     balance_interest_rate: Any = 0.1
     debt_ratio_multiplier: Any = 10.0
     armington_sub_rate: Any = 0.5  # λ

@@ -43,7 +43,7 @@ def play(env, params, actions_idx):
 @pytest.mark.parametrize("decaying", [False, True], ids=["code-lookahead", "paper-lookahead"])
 def test_golden_episodes_with_prescribed_temperatures(x64, game, decaying):
     """Emission recursion (clip included) and rewards reproduce every golden episode in
-    float64 when the engine returns the stored CICERO-SCM temperatures (SPEC §H)."""
+    float64 when the engine returns the stored CICERO-SCM temperatures (docs/climate_mitigation.md §6)."""
     for name, ep in game.items():
         env = ClimateMitigation(name.split("_")[0], engine=PrescribedEngine(ep["dT_glob_air"]), dtype="float64")
         params = env.default_params.replace(decaying_lookahead_prevention=decaying)
@@ -97,7 +97,7 @@ def test_golden_episodes_with_surrogate_engine(game):
 
 
 def test_hand_computed_first_step():
-    """Observation layout (SPEC §D.8), emissions, stock and reward of one step by hand."""
+    """Observation layout (docs/climate_mitigation.md §3.8), emissions, stock and reward of one step by hand."""
     env = ClimateMitigation("ii", engine=PrescribedEngine(np.linspace(0.0, 3.0, 176)))
     params = env.default_params
     base = baseline_arrays()
@@ -161,7 +161,7 @@ def test_lookahead_runs_only_at_termination_under_vmap():
 
 
 def test_full_energy_effort_beats_no_action_in_scenario_i():
-    """SPEC §D.7: full energy effort returns about −7.30 per agent against −8.26 for no
+    """docs/climate_mitigation.md §3.7: full energy effort returns about −7.30 per agent against −8.26 for no
     action (discount 0.999; CICERO-SCM) — the surrogate must keep that ordering."""
     env, params = make("climate-mitigation")
     gamma = 0.999 ** np.arange(HORIZON)

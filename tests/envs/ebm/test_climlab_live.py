@@ -1,4 +1,4 @@
-"""Live comparison with climlab 0.9.2 (the default-behaviour oracle, SPEC §12.3).
+"""Live comparison with climlab 0.9.2 (the default-behaviour oracle, docs/ebm.md §7.3).
 
 climlab is a test-only dependency (the ``dev`` extra installs it). A climlab step costs
 15–30 ms, so these runs are short; the golden files carry the 200-step trajectories."""
@@ -50,7 +50,7 @@ def test_random_actions_match_climlab(x64):
     worst = 0.0
     for a in actions:
         _, state, rewards, *_ = step(jax.random.PRNGKey(0), state, {GROUP: jnp.asarray(a)[None]}, params)
-        A_Wm2 = a[1:97] * np.float32(100)  # the float32 action path of SPEC §3.1
+        A_Wm2 = a[1:97] * np.float32(100)  # the float32 action path of docs/ebm.md §3.1
         T_ref = climlab_step(m, a[0], A_Wm2, a[97:193], a[193], a[194])
         worst = max(worst, float(np.max(np.abs(np.asarray(state.temperature[0]) - T_ref))))
         expected_reward = -np.mean((T_ref - np.asarray(params.target)) ** 2)
@@ -59,7 +59,7 @@ def test_random_actions_match_climlab(x64):
 
 
 def test_ice_albedo_matches_climlab(x64):
-    """The optional step-function albedo (SPEC §11) against climlab's with ai=0.62, Tf=-10,
+    """The optional step-function albedo (docs/ebm.md §6) against climlab's with ai=0.62, Tf=-10,
     starting cold enough that ice cells exist, with varying D, A, B."""
     rng = np.random.default_rng(0)
     n = 15

@@ -1,4 +1,4 @@
-"""ebm-v1/v2/v3 environments (SPEC §3): conformance, relations between versions, action
+"""ebm-v1/v2/v3 environments (docs/ebm.md §3): conformance, relations between versions, action
 path, flags, configuration errors, and vmapped parameter sweeps."""
 
 import chex
@@ -58,7 +58,7 @@ def test_reference_action_reward_values():
     actions = jnp.broadcast_to(env.reference_action(), (200, 1, 195))
     _, rewards, _, truncated = run_actions(env, params, actions, time_limit=True)
     rewards = np.asarray(rewards)[:, 0]
-    # SPEC §3.1: −2317.9 at step 1, −66.56 at step 200, return −60358.11 (float32 action path)
+    # docs/ebm.md §3.1: −2317.9 at step 1, −66.56 at step 200, return −60358.11 (float32 action path)
     assert rewards[0] == pytest.approx(-2317.9, abs=0.05)
     assert rewards[-1] == pytest.approx(-66.56, abs=0.01)
     assert rewards.sum() == pytest.approx(-60358.11, rel=1e-4)
@@ -81,7 +81,7 @@ def test_ebm_v2_equals_ebm_v1_agent_by_agent(x64):
 
 
 def test_ebm_v3_reference_subactions_match_case_a(x64):
-    # SPEC §12.2: the float32 action path rounds 2.1·100 and 0.6, so ≈ 1e-5 °C, not 1e-10.
+    # docs/ebm.md §7.2: the float32 action path rounds 2.1·100 and 0.6, so ≈ 1e-5 °C, not 1e-10.
     env = EBMEnv(3, num_agents=6, dtype="float64")
     g = load_golden("case_a_default")
     actions = jnp.broadcast_to(env.reference_action(), (200, 6, 35))
@@ -251,7 +251,7 @@ def test_env_rollout_vmaps_over_eight_param_sets(x64):
             np.testing.assert_allclose(np.asarray(got[i]), np.asarray(want), rtol=1e-12, atol=1e-10)
 
 
-# --- optional ice albedo (SPEC §11) ---------------------------------------------------------
+# --- optional ice albedo (docs/ebm.md §6) ---------------------------------------------------------
 
 @pytest.mark.parametrize("T0, edges, area, mean, tmin, tmax", [
     (50.0, (-56.25, 56.25), 0.1685, 7.906, -24.379, 24.779),

@@ -1,4 +1,4 @@
-"""float64 parity with the climlab golden trajectories (SPEC §12.2, golden/FORMAT.md).
+"""float64 parity with the climlab golden trajectories (docs/ebm.md §7.2; tests/data/ebm/README.md).
 
 Ts ≤ 1e-10 °C at every one of the 201 rows; rewards and band RMSEs rtol 1e-9, atol 1e-8.
 """
@@ -49,7 +49,7 @@ def test_case_a_episodic_return(x64):
 
 
 def test_static_baseline_column(x64):
-    # SPEC §5.2: the paper's "climlab" column, exactly.
+    # docs/ebm.md §5.2: the paper's "climlab" column, exactly.
     expected = [11.452578753279061, 7.76813497113676, 2.7298888959996184,
                 3.7462116540426553, 6.397740126280645, 5.566489292478827]
     T_final, bands = static_baseline()
@@ -103,7 +103,7 @@ def test_parity_detects_explicit_diffusion_ordering(x64):
 
 
 def test_float32_drift_within_documented_bound():
-    # SPEC §12.1: float32 drifts by ≈ 4e-4 °C over 200 steps; tests allow 1e-3.
+    # docs/ebm.md §7.1: float32 drifts by ≈ 4e-4 °C over 200 steps; tests allow 1e-3.
     g = load_golden("case_b_fixed")
     Ts = jax.jit(simulate, static_argnames="dtype")(
         EBMParams(), g["D"], g["A_Wm2"], g["B"], g["a0"], g["a2"], dtype=jnp.float32

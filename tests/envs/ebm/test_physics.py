@@ -1,4 +1,4 @@
-"""EBM physics against climlab's constants (SPEC §2) and analytic properties."""
+"""EBM physics against climlab's constants (docs/ebm.md §2) and analytic properties."""
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +19,7 @@ def test_grid_matches_climlab():
 
 
 def test_insolation_formula_matches_climlab():
-    # SPEC §2.4: ≤ 1e-9 W m⁻²; check values at the poles and the equator.
+    # docs/ebm.md §2.4: ≤ 1e-9 W m⁻²; check values at the poles and the equator.
     assert np.max(np.abs(physics.INSOLATION - CONST["insolation"])) <= 1e-9
     assert physics.INSOLATION[0] == pytest.approx(172.976417, abs=1e-6)
     assert physics.INSOLATION[-1] == pytest.approx(172.976418, abs=1e-6)
@@ -43,14 +43,14 @@ def test_diffusion_conserves_cos_weighted_energy():
 
 @pytest.mark.parametrize("n, tolerance", [(1, 2.5e-4), (2, 6.5e-4), (3, 1.15e-3), (4, 1.85e-3)])
 def test_legendre_modes_are_near_eigenvectors(n, tolerance):
-    # Rayleigh quotient of L for P_n(sin φ) ≈ −(D/C)·n(n+1) (paper Eq. 7–8, SPEC §2.6).
+    # Rayleigh quotient of L for P_n(sin φ) ≈ −(D/C)·n(n+1) (paper Eq. 7–8, docs/ebm.md §2.6).
     x = np.sin(physics.LAT_RAD)
     p = np.polynomial.legendre.legval(x, [0] * n + [1])
     w = np.cos(physics.LAT_RAD)
     L = physics.diffusion_operator(0.6)
     quotient = np.sum(w * p * (L @ p)) / np.sum(w * p * p)
     continuous = -(0.6 / physics.HEAT_CAPACITY) * n * (n + 1)
-    assert abs(quotient / continuous - 1) <= tolerance  # SPEC: 0.02 %, 0.06 %, 0.11 %, 0.18 % (rounded)
+    assert abs(quotient / continuous - 1) <= tolerance  # docs/ebm.md §2.6: 0.02 %, 0.06 %, 0.11 %, 0.18 % (rounded)
 
 
 def test_one_step_check_value(x64):

@@ -41,7 +41,7 @@ def test_json_equals_region_yamls():
 
 
 def test_sanity_numbers():
-    """SPEC §4.4: ΣL₀, ΣK₀, ΣP₀ and initial industrial emissions."""
+    """docs/rice_n.md §4.4: ΣL₀, ΣK₀, ΣP₀ and initial industrial emissions."""
     p = rp.rice_params()
     production = p.A_0 * p.K_0**0.3 * (p.L_0 / 1000) ** 0.7
     assert p.L_0.sum() == pytest.approx(7763.50, abs=0.01)

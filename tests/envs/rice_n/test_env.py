@@ -20,7 +20,7 @@ SMALL = [0, 5, 12, 20]
                                                    ("bilateral", "factored")])
 def test_check_env(protocol, observation, x64):
     # float64: domestic consumption of an export-saturated region is a cancellation residue
-    # (SPEC §15), so in float32 a batched reduction that sums in another order moves that
+    # (docs/rice_n.md §15), so in float32 a batched reduction that sums in another order moves that
     # region's utility by up to ~1e-3 relative; in float64 the same reordering is invisible.
     env = RiceN(protocol=protocol, regions=SMALL, num_activity_steps=3, dtype="float64", observation=observation)
     params = env.default_params
@@ -175,7 +175,7 @@ def test_batched_envs_at_different_stages_step_like_single_envs(protocol, x64):
                 one = jax.tree_util.tree_map(lambda x: x[e], batch)
                 _, want, want_r, *_ = single(keys[e], one, {"regions": actions["regions"][e]}, params)
                 # atol: an export-saturated region's domestic consumption is a cancellation
-                # residue (SPEC §15), 0 or 2e-16 depending on the summation order
+                # residue (docs/rice_n.md §15), 0 or 2e-16 depending on the summation order
                 chex.assert_trees_all_close(jax.tree_util.tree_map(lambda x: x[e], batch_next), want, rtol=1e-12, atol=1e-12)
                 np.testing.assert_allclose(rewards["regions"][e], want_r["regions"], rtol=1e-12, atol=1e-12)
             batch = batch_next

@@ -1,4 +1,4 @@
-"""RICE-N evaluation: index constants, the extremal/constant policies of SPEC §11.3, Pareto
+"""RICE-N evaluation: index constants, the extremal/constant policies of docs/rice_n.md §11.3, Pareto
 front and hypervolume."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from jaxclimate.envs.rice_n import RiceN, evaluation as ev, replay
 from jaxclimate.envs.rice_n.params import index_constants
 from tests.envs.rice_n import golden
 
-# SPEC §11.3: s, μ (levels), T_AT 2100, T_AT 2115, ΔT, ΔT 2100, M_AT 2115, ΣY, Σ reward, CI, EI
+# docs/rice_n.md §11.3: s, μ (levels), T_AT 2100, T_AT 2115, ΔT, ΔT 2100, M_AT 2115, ΣY, Σ reward, CI, EI
 TABLE = [
     (0, 10, 1.9919, 2.1007, 1.2506777, 1.1419, 851.536, 606.5728, 60.6160, 1.0000, 0.0000),
     (10, 0, 6.8246, 7.8567, 7.0067387, 5.9746, 5682.476, 9673.5322, 0.0000, 0.0000, 1.0000),
@@ -100,4 +100,4 @@ def test_pareto_front_and_hypervolume():
     np.testing.assert_array_equal(front, [[0.8, 0.2], [0.3, 0.6]])
     assert ev.hypervolume([[-0.2, 0.5], [0.4, -1.0]]) == 0.0  # clipped at the reference point
     assert ev.hypervolume([[1.0, 0.0], [0.0, 1.0]]) == 0.0  # the extremal policies themselves
-    assert ev.hypervolume([[1.0, 0.899]]) == pytest.approx(0.899)  # s = μ = 1 (SPEC §11.3)
+    assert ev.hypervolume([[1.0, 0.899]]) == pytest.approx(0.899)  # s = μ = 1 (docs/rice_n.md §11.3)

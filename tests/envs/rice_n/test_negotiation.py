@@ -132,7 +132,7 @@ def test_masks_follow_the_minimum(protocol):
 
 @pytest.mark.parametrize("protocol", ["bilateral", "club"])
 def test_mask_ignored_heads_pins_only_the_heads_the_next_stage_ignores(protocol):
-    """SPEC §18's stage-relevance mask: acting heads keep the reference mask, ignored heads
+    """docs/rice_n.md §17's stage-relevance mask: acting heads keep the reference mask, ignored heads
     allow level 0 only, so their log-probability and entropy under a masked policy are 0."""
     from jaxclimate.algos.distributions import ActionHead
 

@@ -75,7 +75,7 @@ def test_full_replay_constant_policies(replays, name):
 
 @pytest.mark.parametrize("name", golden.FILES)
 def test_observations_rebuilt_from_recorded_state(name):
-    """SPEC §9.2: the observation of every recorded state row equals the recorded one."""
+    """docs/rice_n.md §9.2: the observation of every recorded state row equals the recorded one."""
     g = golden.load(name)
     env = golden.env_for(name)
     rows = range(len(g["obs"]))
@@ -172,7 +172,7 @@ def test_planted_bug_breaks_parity(monkeypatch, patch):
 
 @pytest.mark.parametrize("name", ["ricen_random_neg0_seed0", "ricen_random_safe_neg1_seed0"])
 def test_trade_actions_do_not_move_climate_or_capital(replays, name):
-    """SPEC §6.2: replacing every export, tariff and bid action leaves T, M, K, Y unchanged."""
+    """docs/rice_n.md §6.2: replacing every export, tariff and bid action leaves T, M, K, Y unchanged."""
     g = golden.load(name)
     env = golden.env_for(name)
     actions = g["actions"].copy()
