@@ -15,6 +15,8 @@ earlier years are SSP2-4.5.
   (2015..2075 from the restart snapshot, ~60–80 ms of host CPU), executed one row after
   another (``vmap_method="sequential"``). No gradients. For validation and replay, never
   inside training.
+* :class:`CiceroJaxEngine` — CICERO-SCM itself in JAX (:mod:`jaxclimate.climate.cicero_jax`):
+  the oracle's numbers to float64 rounding, but jit / vmap / grad like a surrogate.
 """
 
 from __future__ import annotations
@@ -186,6 +188,52 @@ class CiceroEngine:
             vmap_method="sequential",
         )
         return CiceroEngineState(emissions=emissions, year=state.year + 1), dT
+
+
+def _x64():
+    """A context in which JAX computes in float64 (the API moved between jax versions)."""
+    if hasattr(jax, "enable_x64"):
+        return jax.enable_x64(True)
+    from jax.experimental import enable_x64  # older jax
+
+    return enable_x64()
+
+
+class CiceroJaxEngine:
+    """CICERO-SCM itself in JAX (:mod:`jaxclimate.climate.cicero_jax`) as a climate engine:
+    exact, ``jit``/``vmap``/``grad``-able, no host callback.
+
+    The state at ``start_year`` (the model run over SSP2-4.5 from 1900) is computed once per
+    engine, in float64, and cast to the engine's ``dtype``; each ``step`` then simulates one
+    year with the environment's global controllable emissions and returns ``dT_glob_air``.
+    """
+
+    def __init__(self, start_year: int = 2016, dtype: Any = None):
+        from jaxclimate.climate import cicero_jax
+
+        self.start_year = _check_start_year(start_year, cicero.START_YEAR + 1)
+        self.dtype = jnp.dtype(dtype) if dtype is not None else jnp.zeros(()).dtype
+        self.model = cicero_jax.CiceroJAX(dtype=self.dtype)
+        with _x64():
+            exact = cicero_jax.CiceroJAX(dtype=jnp.float64)
+            prefix = cicero.baseline_controllable()[: self.start_year - cicero.START_YEAR]
+            state, outputs = jax.jit(exact.run_years)(exact.zero_state(), prefix)
+            state = jax.tree_util.tree_map(np.asarray, state)
+            self._initial_temperature = float(outputs["dT_glob_air"][-1])
+        self._initial = jax.tree_util.tree_map(
+            lambda x: jnp.asarray(x, self.dtype if np.issubdtype(x.dtype, np.floating) else x.dtype), state)
+
+    def init(self) -> Any:
+        return self._initial
+
+    def initial_temperature(self) -> float:
+        """dT_glob_air of the year before ``start_year`` on SSP2-4.5."""
+        return self._initial_temperature
+
+    def step(self, state: Any, emissions_t: jax.Array) -> tuple[Any, jax.Array]:
+        _check_emissions_shape(emissions_t)
+        state, outputs = self.model.step(state, emissions_t)
+        return state, outputs["dT_glob_air"]
 
 
 @struct.dataclass

@@ -202,15 +202,17 @@ class MitigationParams(EnvParams):
 
 def make_engine(engine: Any) -> Any:
     """``"gru"`` / ``"lstm"`` / ``"tcn"`` (shipped surrogates), ``"surrogate"`` (= GRU),
-    ``"cicero"``, or an engine object with ``init``/``step``/``start_year``."""
-    from jaxclimate.climate.engines import CiceroEngine, SurrogateEngine
+    ``"cicero"`` (the oracle by host callback), ``"cicero-jax"`` (CICERO-SCM in JAX), or an engine object with ``init``/``step``/``start_year``."""
+    from jaxclimate.climate.engines import CiceroEngine, CiceroJaxEngine, SurrogateEngine
 
     if isinstance(engine, str):
+        if engine == "cicero-jax":
+            return CiceroJaxEngine(start_year=START_YEAR)
         if engine == "cicero":
             return CiceroEngine(start_year=START_YEAR)
         if engine in ("surrogate", "gru", "lstm", "tcn"):
             return SurrogateEngine("gru" if engine == "surrogate" else engine, start_year=START_YEAR)
-        raise ValueError(f"climate-mitigation engine must be 'gru', 'lstm', 'tcn', 'surrogate', 'cicero' or an engine object, got {engine!r}")
+        raise ValueError(f"climate-mitigation engine must be 'gru', 'lstm', 'tcn', 'surrogate', 'cicero', 'cicero-jax' or an engine object, got {engine!r}")
     for attr in ("init", "step", "start_year"):
         if not hasattr(engine, attr):
             raise ValueError(f"climate-mitigation engine object must have '{attr}' (see jaxclimate.climate.engines)")
