@@ -6,8 +6,11 @@ paper's thermal parameters, per-unit aerosol coefficients, default carbon-cycle 
 no solar or volcanic forcing), written as array code: one simulated year is
 
 1. **CO2 carbon cycle**: 24 sub-steps; land uptake and the ocean mixed layer are
-   convolutions of their whole sub-step history with the impulse responses ``rb`` and ``rs``
-   (zero-padded fixed-size buffers here); mixed-layer pCO2 by a 5th-order polynomial (log
+   convolutions of their whole sub-step history with the impulse responses ``rb`` and ``rs``.
+   Both responses are sums of exponentials (``rs`` after a 2-year "early" form), so the
+   convolutions are carried as a few exponentially decaying sums plus a 47-lag FIR on the
+   recent sub-steps: ~60 state values and O(1) work per sub-step instead of a dot over the
+   whole history (the same sums in another order); mixed-layer pCO2 by a 5th-order polynomial (log
    extrapolation above z = 293.5); temperature feedbacks on NPP, solubility and mixed-layer
    depth read last year's ``dT_glob``; the corrector of large pCO2 jumps as a ``where``.
 2. **CH4 and N2O**: prescribed concentrations before 2015, then the analytic lifetime update
@@ -24,7 +27,7 @@ no solar or volcanic forcing), written as array code: one simulated year is
    of the sub-steps' air temperatures.
 
 What differs from ciceroscm is only the summation order of the history convolutions
-(rounding, ≤ 1e-12 K in float64). Everything runs under ``jit``, ``vmap`` and ``grad``.
+(rounding: ≤ 1e-14 K on SSP2-4.5 in float64). Everything runs under ``jit``, ``vmap`` and ``grad``.
 Reference behaviour and choices: docs/climate_mitigation.md §7.
 """
 
@@ -44,7 +47,6 @@ IDTM = 24  # carbon-cycle sub-steps per year
 LDTIME = 12  # ocean sub-steps per year
 LAYERS = 40  # ocean layers per hemisphere
 N_YEARS = cicero.N_YEARS
-N_SUB = IDTM * N_YEARS
 YEAR0 = cicero.START_YEAR
 EMSTART = cicero.SCENARIO_START
 
@@ -170,17 +172,18 @@ def _vanilla_forcing(gas: dict, conc_in: dict, emissions: dict) -> np.ndarray:
     return erf + strat_o3
 
 
-def _impulse_responses() -> tuple[np.ndarray, np.ndarray]:
-    """rs (ocean mixed layer) and rb (biosphere) on the sub-step grid (ciceroscm rfuns.py)."""
-    t = np.arange(N_SUB) / IDTM
-    early = (0.12935 + 0.21898 * np.exp(-t / 0.034569) + 0.17003 * np.exp(-t / 0.26936)
-             + 0.24071 * np.exp(-t / 0.96083) + 0.24093 * np.exp(-t / 4.9792))
-    late = (0.022936 + 0.24278 * np.exp(-t / 1.2679) + 0.13963 * np.exp(-t / 5.2528) + 0.089318 * np.exp(-t / 18.601)
-            + 0.03782 * np.exp(-t / 68.736) + 0.035549 * np.exp(-t / 232.3))
-    rs = np.where(t < 2.0, early, late)
-    rb = (0.70211 * np.exp(-0.35 * t) + 13.4141e-3 * np.exp(-t / 20.0) - 0.71846 * np.exp(-55 * t / 120.0)
-          + 2.9323e-3 * np.exp(-t / 100.0))
-    return rs, rb
+# Impulse responses of ciceroscm's carbon cycle (carbon_cycle/rfuns.py), t in years:
+#   rb(t) = Σ_k a_k·exp(−t/τ_k)                       (biosphere)
+#   rs(t) = early(t) for t < 2, c + Σ_k a_k·exp(−t/τ_k) for t ≥ 2   (ocean mixed layer)
+RB_TERMS = ((0.70211, 1 / 0.35), (13.4141e-3, 20.0), (-0.71846, 120.0 / 55), (2.9323e-3, 100.0))
+RS_EARLY = (0.12935, ((0.21898, 0.034569), (0.17003, 0.26936), (0.24071, 0.96083), (0.24093, 4.9792)))
+RS_LATE = (0.022936, ((0.24278, 1.2679), (0.13963, 5.2528), (0.089318, 18.601), (0.03782, 68.736), (0.035549, 232.3)))
+FIR_LAGS = 2 * IDTM  # rs takes its "early" form for lags below 2 years = 48 sub-steps
+
+
+def rs_early(lags: np.ndarray) -> np.ndarray:
+    t = np.asarray(lags) / IDTM
+    return RS_EARLY[0] + sum(a * np.exp(-t / tau) for a, tau in RS_EARLY[1])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,8 +202,6 @@ class Constants:
     trop_o3_other: np.ndarray  # NOx/CO/NMVOC part of the tropospheric-O3 proxy
     ch4_lifetime_other: np.ndarray  # NOx/CO/NMVOC part of d ln OH
     gas: dict[str, dict[str, Any]]
-    rs: np.ndarray
-    rb: np.ndarray
     pamset_udm: dict[str, float]
     pamset_emiconc: dict[str, float]
     pamset_carbon: dict[str, float]
@@ -229,7 +230,7 @@ def _constants(udm_items: tuple, emi_items: tuple) -> Constants:
         conc_ch4_ref=float(conc_all["CH4"][years_all == pamset_emiconc["ref_yr"]][0]),
         nat_ch4=nat["CH4"], nat_n2o=nat["N2O"], forcing_fixed=_vanilla_forcing(gas, conc_in, emissions),
         forcing_landuse=luc, trop_o3_other=trop_o3_other, ch4_lifetime_other=ch4_other, gas=gas,
-        rs=_impulse_responses()[0], rb=_impulse_responses()[1], pamset_udm=pamset_udm, pamset_emiconc=pamset_emiconc,
+        pamset_udm=pamset_udm, pamset_emiconc=pamset_emiconc,
         pamset_carbon=dict(CARBON_DEFAULTS),
     )
 
@@ -240,8 +241,10 @@ def _constants(udm_items: tuple, emi_items: tuple) -> Constants:
 class CiceroState(NamedTuple):
     """The model's state after a simulated year (a pytree; every leaf an array)."""
 
-    s_co2: jax.Array  # ocean mixed-layer carbon uptake per sub-step, (N_SUB,)
-    dfnpp: jax.Array  # land NPP perturbation per sub-step, (N_SUB,)
+    recent_s: jax.Array  # the last FIR_LAGS sub-steps' ocean uptake s, newest first, (48,)
+    tail_s: jax.Array  # older uptake weighted by rs's late exponentials, (5,)
+    tail_s_sum: jax.Array  # and its plain sum (rs's constant term)
+    land: jax.Array  # NPP perturbation history weighted by rb's exponentials, (4,)
     y_co2: jax.Array  # mixed-layer pCO2 perturbation
     x_co2: jax.Array  # atmospheric CO2 (ppm)
     em_prev: jax.Array  # last sub-step's net emission (ppm)
@@ -288,11 +291,14 @@ class CiceroJAX:
     # -- constants as device arrays ----------------------------------------------------------
     def _prepare(self) -> None:
         c, f = self.constants, lambda x: jnp.asarray(x, self.dtype)
-        pad = np.zeros(N_SUB)
-        rs_rev = c.rs[::-1].copy()
-        rs_rev[-1] = 0.0  # the mixed-layer sum leaves out the newest-but-one sub-step (ciceroscm)
-        self._rb_kernel = f(np.concatenate([c.rb[::-1], pad]))
-        self._rs_kernel = f(np.concatenate([rs_rev, pad]))
+        fir = rs_early(np.arange(FIR_LAGS))
+        fir[0] = 0.0  # ciceroscm's mixed-layer sum leaves out lag 0 (the previous sub-step)
+        self._fir = f(fir)  # applied to recent_s = (s[it−1], s[it−2], …): lag = index
+        self._rb_coef = f([a for a, _ in RB_TERMS])
+        self._rb_decay = f([np.exp(-1 / (IDTM * tau)) for _, tau in RB_TERMS])
+        self._rs_coef = f([a for a, _ in RS_LATE[1]])
+        self._rs_decay = f([np.exp(-1 / (IDTM * tau)) for _, tau in RS_LATE[1]])
+        self._rs_entry = f([np.exp(-FIR_LAGS / (IDTM * tau)) for _, tau in RS_LATE[1]])
         b = c.baseline
         self._fixed = {k: f(v) for k, v in {
             "SO2": b["SO2"], "BC": b["BC"], "OC": b["OC"], "BMB_AEROS_OC": b["BMB_AEROS_OC"],
@@ -340,16 +346,21 @@ class CiceroJAX:
         z = jnp.zeros((), self.dtype)
         c = self.constants
         return CiceroState(
-            s_co2=jnp.zeros(N_SUB, self.dtype), dfnpp=jnp.zeros(N_SUB, self.dtype), y_co2=z,
+            recent_s=jnp.zeros(FIR_LAGS, self.dtype), tail_s=jnp.zeros(len(RS_LATE[1]), self.dtype), tail_s_sum=z,
+            land=jnp.zeros(len(RB_TERMS), self.dtype), y_co2=z,
             x_co2=jnp.asarray(c.conc_co2_pi, self.dtype), em_prev=z, ss1=z, sums=z,
             ch4=jnp.asarray(c.conc_ch4[0], self.dtype), n2o=jnp.asarray(c.conc_n2o[0], self.dtype),
             co2_1900=jnp.asarray(c.conc_co2_pi, self.dtype), tn=jnp.zeros(LAYERS, self.dtype),
             ts=jnp.zeros(LAYERS, self.dtype), fn_prev=z, fs_prev=z, dtemp=z, year_index=jnp.zeros((), jnp.int32))
 
     # -- 1. carbon cycle -------------------------------------------------------------------------
-    def _pco2(self, s_co2, it, mixed_layer, solubility):
-        kernel = jax.lax.dynamic_slice(self._rs_kernel, (N_SUB - it,), (N_SUB,))
-        z = PPMKG_TO_UMOL_PER_VOL * GE_COEFF / IDTM / mixed_layer * (jnp.dot(s_co2, kernel) + 0.5 * s_co2[it])
+    def _mixed_layer_history(self, recent_s, tail_s, tail_s_sum):
+        """Σ_{lag ≥ 1} s[it−1−lag]·rs(lag): a 47-lag FIR on the recent sub-steps plus the
+        exponential tail (exact convolution; only the summation order differs)."""
+        return jnp.dot(recent_s, self._fir) + RS_LATE[0] * tail_s_sum + jnp.dot(tail_s, self._rs_coef)
+
+    def _pco2(self, history, s_now, mixed_layer, solubility):
+        z = PPMKG_TO_UMOL_PER_VOL * GE_COEFF / IDTM / mixed_layer * (history + 0.5 * s_now)
         poly = sum(coef * z ** (k + 1) for k, coef in enumerate(_PCO2_POLY))
         zmax = Z_CO2_MAX
         at_max = sum(coef * zmax ** (k + 1) for k, coef in enumerate(_PCO2_POLY))
@@ -372,31 +383,37 @@ class CiceroJAX:
         cc1 = dt * oa_ge / (1 + dt * oa_ge / 2.0)
 
         def sub_step(carry, k):
-            s_co2, dfnpp, y, x, em_prev, ss1, sums = carry
+            recent_s, tail_s, tail_s_sum, land, y, x, em_prev, ss1, sums = carry
             it = state.year_index * IDTM + k
-            dfnpp = jnp.where(it > 0, dfnpp.at[it].set(fnpp * p["beta_f"] * jnp.log(x / pi)), dfnpp)
-            sumf = jnp.dot(dfnpp, jax.lax.dynamic_slice(self._rb_kernel, (N_SUB - it,), (N_SUB,)))
-            ffer = dfnpp[it] - dt * sumf
-            em = (em_co2 - ffer) / PPM_CO2_TO_PG_C
             first = it == 0
+            npp = jnp.where(first, 0.0, fnpp * p["beta_f"] * jnp.log(x / pi))
+            ffer = npp - dt * jnp.dot(land, self._rb_coef)  # land: Σ_{j<it} npp[j]·exp(−lag/τ)
+            land = self._rb_decay * land + npp
+            em = (em_co2 - ffer) / PPM_CO2_TO_PG_C
             ss1 = jnp.where(first, 0.5 * em / oa_ge, ss1)
             ss2 = jnp.where(first, ss1, 0.5 * em / oa_ge - y / (dt * oa_ge))
-            sums = jnp.where(first, 0.0, sums + em_prev / oa_ge - s_co2[jnp.maximum(it - 1, 0)])
-            s_co2 = s_co2.at[it].set(cc1 * (sums + ss1 + ss2))
+            sums = jnp.where(first, 0.0, sums + em_prev / oa_ge - recent_s[0])
+            s_now = cc1 * (sums + ss1 + ss2)
+            history = self._mixed_layer_history(recent_s, tail_s, tail_s_sum)
             y_prev = y
-            y_pred = self._pco2(s_co2, it, mixed_layer, solubility)
+            y_pred = self._pco2(history, s_now, mixed_layer, solubility)
             big = jnp.maximum(jnp.abs(y_pred), jnp.abs(y_prev))
             small = jnp.minimum(jnp.abs(y_pred), jnp.abs(y_prev))
-            correct = (it > 0) & (big > 1.0e-6) & (big > 2.0 * small)
-            ss2_mid = 0.5 * em / oa_ge - 0.5 * (y_prev + y_pred) / (dt * oa_ge)
-            s_co2 = s_co2.at[it].set(jnp.where(correct, cc1 * (sums + ss1 + ss2_mid), s_co2[it]))
-            y = jnp.where(correct, self._pco2(s_co2, it, mixed_layer, solubility), y_pred)
-            x = s_co2[it] + 0.5 * y + 0.5 * y_prev + pi
-            return (s_co2, dfnpp, y, x, em, ss1, sums), None
+            correct = (it > 0) & (big > 1.0e-6) & (big > 2.0 * small)  # ciceroscm's pCO2 corrector
+            s_now = jnp.where(correct, cc1 * (sums + ss1 + 0.5 * em / oa_ge - 0.5 * (y_prev + y_pred) / (dt * oa_ge)), s_now)
+            y = jnp.where(correct, self._pco2(history, s_now, mixed_layer, solubility), y_pred)
+            x = s_now + 0.5 * y + 0.5 * y_prev + pi
+            leaving = recent_s[-1]  # reaches lag FIR_LAGS at the next sub-step: into the tail
+            tail_s = self._rs_decay * tail_s + self._rs_entry * leaving
+            tail_s_sum = tail_s_sum + leaving
+            recent_s = jnp.concatenate([s_now[None], recent_s[:-1]])
+            return (recent_s, tail_s, tail_s_sum, land, y, x, em, ss1, sums), None
 
-        carry = (state.s_co2, state.dfnpp, state.y_co2, state.x_co2, state.em_prev, state.ss1, state.sums)
-        (s_co2, dfnpp, y, x, em_prev, ss1, sums), _ = jax.lax.scan(sub_step, carry, jnp.arange(IDTM))
-        return state._replace(s_co2=s_co2, dfnpp=dfnpp, y_co2=y, x_co2=x, em_prev=em_prev, ss1=ss1, sums=sums)
+        carry = (state.recent_s, state.tail_s, state.tail_s_sum, state.land, state.y_co2, state.x_co2, state.em_prev,
+                 state.ss1, state.sums)
+        (recent_s, tail_s, tail_s_sum, land, y, x, em_prev, ss1, sums), _ = jax.lax.scan(sub_step, carry, jnp.arange(IDTM))
+        return state._replace(recent_s=recent_s, tail_s=tail_s, tail_s_sum=tail_s_sum, land=land, y_co2=y, x_co2=x,
+                              em_prev=em_prev, ss1=ss1, sums=sums)
 
     # -- 2. CH4 and N2O ---------------------------------------------------------------------------
     def _gases_year(self, state: CiceroState, em_ch4, em_n2o) -> CiceroState:

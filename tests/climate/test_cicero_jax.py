@@ -75,7 +75,7 @@ def test_edge_cases_exercise_what_they_claim(runs64):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("plant", ["ocean_substeps", "rs_kernel_lag", "trop_o3_split"])
+@pytest.mark.parametrize("plant", ["ocean_substeps", "rs_fir_lag", "trop_o3_split"])
 def test_planted_errors_fail_parity(monkeypatch, runs64, plant):
     """The comparison would notice a wrong sub-step count, kernel lag or forcing coefficient."""
     if plant == "ocean_substeps":
@@ -84,8 +84,8 @@ def test_planted_errors_fail_parity(monkeypatch, runs64, plant):
         monkeypatch.setattr(cicero_jax, "TROP_O3_SPLIT", 1.46)
     with engines._x64():
         model = cicero_jax.CiceroJAX(dtype=jnp.float64)
-        if plant == "rs_kernel_lag":
-            model._rs_kernel = jnp.roll(model._rs_kernel, 1)
+        if plant == "rs_fir_lag":
+            model._fir = jnp.roll(model._fir, 1)
         T = np.asarray(jax.jit(model.run)(scenario_set()["ssp245"])["dT_glob_air"])
     assert np.max(np.abs(T - runs64["ssp245"][1]["dT_glob_air"])) > 1e-6
 
