@@ -23,7 +23,7 @@ no solar or volcanic forcing), written as array code: one simulated year is
    scenario changes, computed once at construction.
 4. **Upwelling–diffusion ocean**: 40 layers per hemisphere, 12 sub-steps a year, the
    tridiagonal systems rebuilt every sub-step (upwelling depends on the surface
-   temperature) and solved with ``lax.linalg.tridiagonal_solve``; ``dT_glob_air`` is the mean
+   temperature) and solved by elimination (:func:`tridiagonal_solve`); ``dT_glob_air`` is the mean
    of the sub-steps' air temperatures.
 
 What differs from ciceroscm is only the summation order of the history convolutions
@@ -265,6 +265,24 @@ class CiceroState(NamedTuple):
 INPUT_SPECIES = cicero.CONTROLLABLE
 
 
+def tridiagonal_solve(dl: jax.Array, d: jax.Array, du: jax.Array, rhs: jax.Array) -> jax.Array:
+    """Solve the tridiagonal system (row r: dl[r]·x[r−1] + d[r]·x[r] + du[r]·x[r+1] = rhs[r])
+    by elimination without pivoting — LAPACK gtsv's arithmetic when, as here (strictly
+    diagonally dominant), it never pivots. Unrolled over the 40 rows so that XLA fuses it;
+    under ``vmap`` this is ~10× faster on CPU than ``lax.linalg.tridiagonal_solve``."""
+    n = d.shape[0]
+    diag, b = [d[0]], [rhs[0]]
+    for r in range(1, n):
+        fact = dl[r] / diag[r - 1]
+        diag.append(d[r] - fact * du[r - 1])
+        b.append(rhs[r] - fact * b[r - 1])
+    x = [None] * n
+    x[n - 1] = b[n - 1] / diag[n - 1]
+    for r in range(n - 2, -1, -1):
+        x[r] = (b[r] - du[r] * x[r + 1]) / diag[r]
+    return jnp.stack(x)
+
+
 def _sigmoid(x, center, width):
     return 1.0 / (1.0 + jnp.exp(-((x - center) / width)))
 
@@ -495,8 +513,8 @@ class CiceroJAX:
                 (dtrm1s * ts[0] + u["dtrm2s"] * tn[0] + u["dtrm3s"] * dqs + u["dtrm4s"] * dqn)[None],
                 ts[1:-1] + u["deep_s"] * (tn[1:-1] - ts[1:-1]),
                 (u["dtmsl1"] * ts[-1] + ws * u["cpi"] / u["dzl"] * ts[0] + u["dtmsl3"] * tn[-1])[None]])
-            tn = jax.lax.linalg.tridiagonal_solve(*self._ocean_matrix(wn, u["gam_fro_n"]), dn[:, None])[:, 0]
-            ts = jax.lax.linalg.tridiagonal_solve(*self._ocean_matrix(ws, u["gam_fro_s"]), ds[:, None])[:, 0]
+            tn = tridiagonal_solve(*self._ocean_matrix(wn, u["gam_fro_n"]), dn)
+            ts = tridiagonal_solve(*self._ocean_matrix(ws, u["gam_fro_s"]), ds)
             temp1n, temp1s = tn[0], ts[0]
             tempan = (dqn + u["foan"] * u["rlamdo"] * temp1n) / u["fnx"]
             tempas = (dqs + u["foas"] * u["rlamdo"] * temp1s) / u["fsx"]
