@@ -1,6 +1,7 @@
-"""climate-mitigation speed: env-steps/s with the surrogate engine for 1…4096 parallel envs,
-the same env with the CICERO-SCM engine (ratio in the same run), and IPPO training throughput
-on scenario (ii) (env steps/s including the updates).
+"""climate-mitigation speed: env-steps/s with the surrogate engine and with CICERO-SCM in JAX
+(``cicero-jax``) for 1…4096 parallel envs, the same env with the CICERO-SCM oracle engine
+(ratio in the same run), and IPPO training throughput on scenario (ii) with each JAX engine
+(env steps/s including the updates).
 
     python benchmarks/bench_climate_mitigation.py
     python benchmarks/bench_climate_mitigation.py --envs 1 64 1024 --steps 70 --train-steps 44800
@@ -53,7 +54,11 @@ def parse_args(argv=None):
     p.add_argument("--envs", type=int, nargs="+", default=[1, 16, 256, 1024, 4096])
     p.add_argument("--steps", type=int, default=70, help="steps per env (default 70 = two episodes)")
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--cicero", action=argparse.BooleanOptionalAction, default=True, help="time the CICERO engine")
+    p.add_argument("--engines", nargs="+", default=["gru", "cicero-jax"], choices=["gru", "cicero-jax"],
+                   help="JAX climate engines for the env rows (default both)")
+    p.add_argument("--train-engines", nargs="+", default=["gru", "cicero-jax"], choices=["gru", "cicero-jax"],
+                   help="engines for the IPPO training rows (default both)")
+    p.add_argument("--cicero", action=argparse.BooleanOptionalAction, default=True, help="time the CICERO oracle engine")
     p.add_argument("--train-steps", type=int, default=112_000, help="IPPO env steps on scenario (ii); 0 skips")
     p.add_argument("--train-envs", type=int, default=32)
     p.add_argument("--full-window-row", action=argparse.BooleanOptionalAction, default=True,
@@ -86,13 +91,17 @@ def time_env_row(engine_label: str, env, params, n: int, args) -> dict:
             "ms_per_env_step": 1e3 * t["median_s"] / (n * args.steps)}
 
 
+ENGINE_LABELS = {"gru": "surrogate (gru)", "cicero-jax": "CICERO-SCM in JAX"}
+
+
 def env_rows(args) -> list[dict]:
-    env, params = make("climate-mitigation", scenario=args.scenario)
     rows = []
-    for n in args.envs:
-        rows.append(time_env_row("surrogate (gru)", env, params, n, args))
-        print(f"  {n:>5} envs: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
-    if args.full_window_row:
+    for engine in args.engines:
+        env, params = make("climate-mitigation", scenario=args.scenario, engine=engine)
+        for n in args.envs:
+            rows.append(time_env_row(ENGINE_LABELS[engine], env, params, n, args))
+            print(f"  {ENGINE_LABELS[engine]}, {n:>5} envs: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
+    if args.full_window_row and "gru" in args.engines:
         # the largest batch again, re-encoding all 65 years every step: what the prefix reuse saves
         from jaxclimate.climate.engines import SurrogateEngine
         from jaxclimate.envs.climate_mitigation.env import START_YEAR
@@ -118,17 +127,17 @@ def cicero_row(args) -> dict | None:
             "env_steps_per_s": 35 / t["median_s"], "ms_per_env_step": 1e3 * t["median_s"] / 35}
 
 
-def training_row(args) -> dict:
+def training_row(args, engine: str = "gru") -> dict:
     from jaxclimate.algos.ippo import IPPOConfig, make_trainer
 
-    env, params = make("climate-mitigation", scenario="ii")
+    env, params = make("climate-mitigation", scenario="ii", engine=engine)
     config = IPPOConfig(total_timesteps=args.train_steps, num_envs=args.train_envs, num_steps=35, network="lstm",
                         hidden_size=64, lr=1e-3, gamma=0.999, update_epochs=4, num_minibatches=4)
     trainer = make_trainer(env, params, config)
     t = time_compiled(lambda rs: trainer.run(rs, config.num_updates), trainer.init(jax.random.PRNGKey(0)),
                       repeats=min(args.repeats, 3))
     steps = config.num_updates * config.steps_per_update
-    return {"what": "IPPO (LSTM 64, 10 independent learners) on scenario ii", "env_steps": steps,
+    return {"what": "IPPO (LSTM 64, 10 independent learners) on scenario ii", "engine": ENGINE_LABELS[engine], "env_steps": steps,
             "num_envs": args.train_envs, "compile_s": t["compile_s"], "median_s": t["median_s"],
             "env_steps_per_s": steps / t["median_s"]}
 
@@ -142,14 +151,14 @@ def main(argv=None) -> dict:
         for row in rows:
             row["speedup_vs_cicero"] = reference["ms_per_env_step"] / row["ms_per_env_step"]
         rows.append(reference)
-    training = training_row(args) if args.train_steps else None
+    training = [training_row(args, engine) for engine in args.train_engines] if args.train_steps else []
     print()
     print(format_table(rows, [("engine", "engine", "s"), ("n_envs", "envs", "d"), ("devices", "devices", "d"), ("env_steps_per_s", "env-steps/s", ",.0f"),
                               ("ms_per_env_step", "ms/env-step", ".5f"), ("compile_s", "compile s", ".2f"),
                               ("speedup_vs_cicero", "× CICERO", ",.0f")]))
-    if training:
-        print(f"\nIPPO training, scenario ii: {training['env_steps_per_s']:,.0f} env-steps/s including updates "
-              f"({training['env_steps']:,} steps in {training['median_s']:.1f} s, compile {training['compile_s']:.1f} s)")
+    for row in training:
+        print(f"\nIPPO training, scenario ii, {row['engine']}: {row['env_steps_per_s']:,.0f} env-steps/s including updates "
+              f"({row['env_steps']:,} steps in {row['median_s']:.1f} s, compile {row['compile_s']:.1f} s)")
     payload = {"config": vars(args) | {"out": str(args.out)}, "rows": rows, "reference": reference, "training": training}
     name = "bench_climate_mitigation" + (f"-{jax.device_count()}dev" if jax.device_count() > 1 else "")
     path = save_results(name, payload, args.out)

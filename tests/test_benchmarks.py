@@ -37,15 +37,16 @@ def test_bench_ebm_rejects_bad_arguments():
 def test_bench_climate_mitigation_tiny_run(tmp_path):
     from benchmarks import bench_climate_mitigation
 
-    payload = bench_climate_mitigation.main(["--envs", "1", "2", "--steps", "35", "--repeats", "1", "--no-cicero",
+    payload = bench_climate_mitigation.main(["--envs", "2", "--steps", "35", "--repeats", "1", "--no-cicero",
+                                             "--engines", "gru", "cicero-jax", "--train-engines", "gru",
                                              "--train-steps", "140", "--train-envs", "4", "--out", str(tmp_path)])
     saved = json.loads(next(tmp_path.glob("bench_climate_mitigation-*.json")).read_text())
-    assert [(r["engine"], r["n_envs"]) for r in saved["rows"]] == [("surrogate (gru)", 1), ("surrogate (gru)", 2),
+    assert [(r["engine"], r["n_envs"]) for r in saved["rows"]] == [("surrogate (gru)", 2), ("CICERO-SCM in JAX", 2),
                                                                   ("surrogate (gru), full window", 2)]
     assert [r["devices"] for r in saved["rows"]] == [1, 1, 1]
     for row in saved["rows"]:
         assert row["env_steps_per_s"] == pytest.approx(row["n_envs"] * 35 / row["median_s"])
-    assert saved["training"]["env_steps"] == 140
+    assert [t["env_steps"] for t in saved["training"]] == [140] and saved["training"][0]["engine"] == "surrogate (gru)"
     assert payload["reference"] is None
 
 
