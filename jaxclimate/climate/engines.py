@@ -190,15 +190,6 @@ class CiceroEngine:
         return CiceroEngineState(emissions=emissions, year=state.year + 1), dT
 
 
-def _x64():
-    """A context in which JAX computes in float64 (the API moved between jax versions)."""
-    if hasattr(jax, "enable_x64"):
-        return jax.enable_x64(True)
-    from jax.experimental import enable_x64  # older jax
-
-    return enable_x64()
-
-
 class CiceroJaxEngine:
     """CICERO-SCM itself in JAX (:mod:`jaxclimate.climate.cicero_jax`) as a climate engine:
     exact, ``jit``/``vmap``/``grad``-able, no host callback.
@@ -214,7 +205,7 @@ class CiceroJaxEngine:
         self.start_year = _check_start_year(start_year, cicero.START_YEAR + 1)
         self.dtype = jnp.dtype(dtype) if dtype is not None else jnp.zeros(()).dtype
         self.model = cicero_jax.CiceroJAX(dtype=self.dtype)
-        with _x64():
+        with cicero_jax.x64_context():
             exact = cicero_jax.CiceroJAX(dtype=jnp.float64)
             prefix = cicero.baseline_controllable()[: self.start_year - cicero.START_YEAR]
             state, outputs = jax.jit(exact.run_years)(exact.zero_state(), prefix)

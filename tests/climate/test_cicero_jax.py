@@ -44,7 +44,7 @@ def scenario_set() -> dict[str, np.ndarray]:
 @pytest.fixture(scope="module")
 def runs64():
     """Every scenario through the JAX port in float64 (one vmapped compile) and the oracle."""
-    with engines._x64():
+    with cicero_jax.x64_context():
         model = cicero_jax.CiceroJAX(dtype=jnp.float64)
         cases = scenario_set()
         stacked = jnp.asarray(np.stack(list(cases.values())))
@@ -82,7 +82,7 @@ def test_planted_errors_fail_parity(monkeypatch, runs64, plant):
         monkeypatch.setattr(cicero_jax, "LDTIME", 11)
     elif plant == "trop_o3_split":
         monkeypatch.setattr(cicero_jax, "TROP_O3_SPLIT", 1.46)
-    with engines._x64():
+    with cicero_jax.x64_context():
         model = cicero_jax.CiceroJAX(dtype=jnp.float64)
         if plant == "rs_fir_lag":
             model._fir = jnp.roll(model._fir, 1)
@@ -107,7 +107,7 @@ def test_gradients_match_finite_differences_of_the_oracle():
     against central differences of the real model."""
     base = cicero.baseline_controllable()[2015 - 1900:]
     i2020, i2050 = 2020 - 2015, 2050 - 1900
-    with engines._x64():
+    with cicero_jax.x64_context():
         model = cicero_jax.CiceroJAX(dtype=jnp.float64)
         grad = np.asarray(jax.jit(jax.grad(lambda E: model.run(E)["dT_glob_air"][i2050]))(jnp.asarray(base)))[i2020]
     oracle = cicero.CiceroOracle()
@@ -140,3 +140,20 @@ def test_climate_game_runs_on_cicero_jax():
     reference = cicero.CiceroOracle().run(cicero.baseline_controllable()[2015 - 1900:])[2016 - 1900]
     # no action = SSP2-4.5 growth per country (clipping only bites AFOLU from 2053)
     assert float(info["temperature"]) == pytest.approx(reference, abs=2e-5)
+
+
+def test_dataset_and_replay_with_cicero_jax_equal_the_oracle(tmp_path):
+    from jaxclimate.climate import dataset
+    from jaxclimate.evaluation import consistency
+
+    config = dataset.GeneratorConfig(chunk_size=3)
+    dataset.generate_dataset(tmp_path / "oracle", 5, workers=1, config=config, progress=False)
+    dataset.generate_dataset(tmp_path / "jax", 5, config=config, progress=False, engine="cicero-jax")
+    a, b = dataset.load_dataset(tmp_path / "oracle"), dataset.load_dataset(tmp_path / "jax")
+    np.testing.assert_array_equal(a["emissions"], b["emissions"])
+    np.testing.assert_allclose(b["dT"], a["dT"], rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="different dataset"):  # the manifest records the engine
+        dataset.generate_dataset(tmp_path / "oracle", 5, config=config, progress=False, engine="cicero-jax")
+    episodes = np.stack([b["emissions"][k, 1:51] for k in range(3)])  # 2016..2065 paths
+    np.testing.assert_allclose(consistency.replay_cicero(episodes, engine="cicero-jax"),
+                               consistency.replay_cicero(episodes), rtol=0, atol=1e-12)
