@@ -325,6 +325,7 @@ class CiceroJAX:
             "ch4_other": c.ch4_lifetime_other}.items()}
         self._baseline_inputs = np.stack([b[s] for s in INPUT_SPECIES], axis=1)  # (176, 5)
         self._udm = self._ocean_constants()
+        self._gam_fro = jnp.asarray([self._udm["gam_fro_n"], self._udm["gam_fro_s"]], self.dtype)
 
     def _ocean_constants(self) -> dict[str, Any]:
         p = self.constants.pamset_udm
@@ -482,54 +483,53 @@ class CiceroJAX:
         return out
 
     # -- 4. ocean ------------------------------------------------------------------------------
-    def _ocean_matrix(self, wcfac, gam_fro):
+    def _ocean_matrix(self, wcfac):
+        """The two hemispheres' tridiagonal systems, layers × (NH, SH): (dl, d, du), each (40, 2)."""
         u = self._udm
-        c = jnp.concatenate([jnp.zeros(1, self.dtype), jnp.full(1, u["coeff_c1"], self.dtype), u["coeff_c2"] - wcfac * u["inv_dz_mid"]])
-        a = jnp.concatenate([(u["coeff_a0"] + wcfac * u["inv_dz1"])[None], u["coeff_a_mid"], jnp.zeros(1, self.dtype)])
-        b = jnp.concatenate([(1.0 - c[1] + gam_fro - wcfac * u["inv_dz0"])[None], 1.0 - a[:-2] - c[2:],
+        col = lambda v: jnp.broadcast_to(jnp.asarray(v, self.dtype), (2,))[None]  # noqa: E731
+        c = jnp.concatenate([col(0.0), col(u["coeff_c1"]), u["coeff_c2"][:, None] - wcfac[None] * u["inv_dz_mid"][:, None]])
+        a = jnp.concatenate([(u["coeff_a0"] + wcfac * u["inv_dz1"])[None], jnp.broadcast_to(u["coeff_a_mid"][:, None], (LAYERS - 2, 2)),
+                             col(0.0)])
+        b = jnp.concatenate([(1.0 - c[1] + self._gam_fro - wcfac * u["inv_dz0"])[None], 1.0 - a[:-2] - c[2:],
                              (1.0 - a[-2] + wcfac * u["inv_dz_last"])[None]])
         # row r: a[r−1]·x[r−1] + b[r]·x[r] + c[r+1]·x[r+1] (LAPACK gtsv's dl = a[:-1], du = c[1:])
-        dl = jnp.concatenate([jnp.zeros(1, self.dtype), a[:-1]])
-        du = jnp.concatenate([c[1:], jnp.zeros(1, self.dtype)])
-        return dl, b, du
+        return jnp.concatenate([col(0.0), a[:-1]]), b, jnp.concatenate([c[1:], col(0.0)])
 
     def _ocean_year(self, state: CiceroState, fn, fs) -> tuple[CiceroState, dict[str, jax.Array]]:
-        u = self._udm
+        """One year of the upwelling–diffusion ocean, both hemispheres at once: temperatures are
+        (40 layers, 2) with the NH in column 0, so each elementwise operation serves both."""
+        u, pair = self._udm, lambda n, s_: jnp.stack([jnp.asarray(n, self.dtype), jnp.asarray(s_, self.dtype)])  # noqa: E731
+        beto, dtrm2, dtrm3 = pair(u["beto_n"], u["beto_s"]), pair(u["dtrm2n"], u["dtrm2s"]), pair(u["dtrm3n"], u["dtrm3s"])
+        deep = jnp.stack([u["deep_n"], u["deep_s"]], axis=1)
+        dtml1, dtml3 = pair(u["dtmnl1"], u["dtmsl1"]), pair(u["dtmnl3"], u["dtmsl3"])
+        fo, fx = pair(u["foan"], u["foas"]), pair(u["fnx"], u["fsx"])
+        forcing, previous = jnp.stack([fn, fs]), jnp.stack([state.fn_prev, state.fs_prev])
 
         def sub_step(carry, im):
-            tn, ts, temp1n, temp1s, acc = carry
-            w = lambda t: u["W"] / SEC_YEAR * (1 - 0.3 * t / u["threstemp"]) * u["dt"]  # noqa: E731
-            wn, ws = w(temp1n), w(temp1s)
-            dtrm1n = 1.0 - u["cpi"] * wn / u["dz0"] - u["beto_n"]
-            dtrm1s = 1.0 - u["cpi"] * ws / u["dz0"] - u["beto_s"]
+            T, temp1, acc = carry  # T: (40, 2)
+            wcfac = u["W"] / SEC_YEAR * (1 - 0.3 * temp1 / u["threstemp"]) * u["dt"]
+            dtrm1 = 1.0 - u["cpi"] * wcfac / u["dz0"] - beto
             frac = (im + 1) / LDTIME
-            dqn = frac * fn + (1 - frac) * state.fn_prev
-            dqs = frac * fs + (1 - frac) * state.fs_prev
-            dn = jnp.concatenate([
-                (dtrm1n * tn[0] + u["dtrm2n"] * ts[0] + u["dtrm3n"] * dqn + u["dtrm4n"] * dqs)[None],
-                tn[1:-1] + u["deep_n"] * (ts[1:-1] - tn[1:-1]),
-                (u["dtmnl1"] * tn[-1] + wn * u["cpi"] / u["dzl"] * tn[0] + u["dtmnl3"] * ts[-1])[None]])
-            ds = jnp.concatenate([
-                (dtrm1s * ts[0] + u["dtrm2s"] * tn[0] + u["dtrm3s"] * dqs + u["dtrm4s"] * dqn)[None],
-                ts[1:-1] + u["deep_s"] * (tn[1:-1] - ts[1:-1]),
-                (u["dtmsl1"] * ts[-1] + ws * u["cpi"] / u["dzl"] * ts[0] + u["dtmsl3"] * tn[-1])[None]])
-            tn = tridiagonal_solve(*self._ocean_matrix(wn, u["gam_fro_n"]), dn)
-            ts = tridiagonal_solve(*self._ocean_matrix(ws, u["gam_fro_s"]), ds)
-            temp1n, temp1s = tn[0], ts[0]
-            tempan = (dqn + u["foan"] * u["rlamdo"] * temp1n) / u["fnx"]
-            tempas = (dqs + u["foas"] * u["rlamdo"] * temp1s) / u["fsx"]
-            tmpn = u["foan"] * temp1n + (1.0 - u["foan"]) * tempan
-            tmps = u["foas"] * temp1s + (1.0 - u["foas"]) * tempas
-            acc = tuple(a + v / LDTIME for a, v in zip(acc, (tmpn, tmps, tempan, tempas, temp1n, temp1s)))
-            return (tn, ts, temp1n, temp1s, acc), None
+            dq = frac * forcing + (1 - frac) * previous
+            other = T[:, ::-1]  # the other hemisphere's layers
+            rhs = jnp.concatenate([
+                (dtrm1 * T[0] + dtrm2 * other[0] + dtrm3 * dq)[None],
+                T[1:-1] + deep * (other[1:-1] - T[1:-1]),
+                (dtml1 * T[-1] + wcfac * u["cpi"] / u["dzl"] * T[0] + dtml3 * other[-1])[None]])
+            T = tridiagonal_solve(*self._ocean_matrix(wcfac), rhs)
+            temp1 = T[0]
+            air = (dq + fo * u["rlamdo"] * temp1) / fx
+            mixed = fo * temp1 + (1.0 - fo) * air
+            acc = tuple(a + v / LDTIME for a, v in zip(acc, (mixed, air, temp1)))
+            return (T, temp1, acc), None
 
-        zero = jnp.zeros((), self.dtype)
-        (tn, ts, _, _, acc), _ = jax.lax.scan(sub_step, (state.tn, state.ts, zero, zero, (zero,) * 6), jnp.arange(LDTIME))
-        tempn, temps, tempn_air, temps_air, tempn_sea, temps_sea = acc
-        out = {"dT_glob": (tempn + temps) / 2.0, "dT_NH": tempn, "dT_SH": temps, "dT_glob_air": (tempn_air + temps_air) / 2.0,
-               "dT_NH_air": tempn_air, "dT_SH_air": temps_air, "dT_glob_sea": (tempn_sea + temps_sea) / 2.0,
-               "RIB_glob": ((fn - u["rlamda"] * tempn) + (fs - u["rlamda"] * temps)) / 2.0}
-        return state._replace(tn=tn, ts=ts, fn_prev=fn, fs_prev=fs, dtemp=out["dT_glob"]), out
+        zero = jnp.zeros(2, self.dtype)
+        T0 = jnp.stack([state.tn, state.ts], axis=1)
+        (T, _, (mixed, air, sea)), _ = jax.lax.scan(sub_step, (T0, zero, (zero,) * 3), jnp.arange(LDTIME))
+        out = {"dT_glob": (mixed[0] + mixed[1]) / 2.0, "dT_NH": mixed[0], "dT_SH": mixed[1], "dT_glob_air": (air[0] + air[1]) / 2.0,
+               "dT_NH_air": air[0], "dT_SH_air": air[1], "dT_glob_sea": (sea[0] + sea[1]) / 2.0,
+               "RIB_glob": ((fn - u["rlamda"] * mixed[0]) + (fs - u["rlamda"] * mixed[1])) / 2.0}
+        return state._replace(tn=T[:, 0], ts=T[:, 1], fn_prev=fn, fs_prev=fs, dtemp=out["dT_glob"]), out
 
     # -- one year, and whole runs -------------------------------------------------------------
     def step(self, state: CiceroState, emissions_t: jax.Array) -> tuple[CiceroState, dict[str, jax.Array]]:
