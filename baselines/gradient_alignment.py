@@ -105,7 +105,7 @@ def gradient_estimate(env, env_params, params: dict, keys: jax.Array) -> tuple[d
 
 
 def flatten(tree: dict) -> np.ndarray:
-    return np.concatenate([np.asarray(x).ravel() for x in jax.tree_util.tree_leaves(tree)])
+    return np.concatenate([np.asarray(x, np.float64).ravel() for x in jax.tree_util.tree_leaves(tree)])
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
