@@ -61,7 +61,8 @@ class FitConfig:
     seed: int = 0
     split_seed: int = 0
     schedule: str = "plateau"  # "plateau" (the authors') or "cosine" (per epoch, over max_epochs)
-    init_from: str | None = None  # a run directory whose best weights start this run
+    init_from: str | None = None  # a run directory whose best weights start this run, or "shipped:<name>"
+    extra_data: str | None = None  # a dataset folder whose scenarios join the training split only
 
     def __post_init__(self) -> None:
         checks = {
@@ -92,13 +93,19 @@ class PreparedData:
     window_index: jax.Array  # (61, 66)
 
 
-def prepare(data: dict[str, np.ndarray], split_seed: int = 0, window: int = ds.WINDOW) -> PreparedData:
-    """Splits, normalisation statistics and device arrays from ``dataset.load_dataset``."""
+def prepare(data: dict[str, np.ndarray], split_seed: int = 0, window: int = ds.WINDOW,
+            extra: dict[str, np.ndarray] | None = None) -> PreparedData:
+    """Splits, normalisation statistics and device arrays from ``dataset.load_dataset``.
+    ``extra`` (another dataset, e.g. policy-induced paths) joins the training split only:
+    validation, test and the normalisation statistics stay those of ``data``."""
     n = len(data["seeds"])
     if n < 3:
         raise ValueError(f"need at least 3 scenarios for a train/val/test split, got {n}")
     splits = ds.split_scenarios(n, split_seed)
     mean, std = ds.normalisation_stats(data["emissions"], splits["train"], window)
+    if extra is not None:
+        data = {k: np.concatenate([data[k], extra[k]]) for k in ("emissions", "dT")}
+        splits = {**splits, "train": np.concatenate([splits["train"], n + np.arange(len(extra["emissions"]))])}
     full = ds.scenarios.full_history(data["emissions"])
     histories = ((full - mean) / std).astype(np.float32)
     targets = data["dT"][:, ds.FIRST_TARGET_INDEX : ds.FIRST_TARGET_INDEX + ds.N_TARGETS].astype(np.float32)
@@ -232,7 +239,7 @@ def fit(
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     _check_run_config(run_dir, config)
-    prepared = prepare(data, config.split_seed)
+    prepared = prepare(data, config.split_seed, extra=None if config.extra_data is None else ds.load_dataset(config.extra_data))
     model_config = sg.SurrogateConfig.paper(config.model)
     model = sg.build_model(model_config)
     optimizer = make_optimizer(config)
@@ -299,6 +306,10 @@ def _best_params_of(run_dir: Path, like_state: dict) -> Any:
     """The best-validation weights saved in an earlier run directory of the same model."""
     from jaxclimate.checkpoint import Checkpointer
 
+    if str(run_dir).startswith("shipped:"):  # the weights shipped with the package
+        from jaxclimate.climate.weights_io import load_surrogate
+
+        return jax.tree_util.tree_map(jnp.asarray, load_surrogate(str(run_dir).split(":", 1)[1]).params)
     if not (run_dir / "checkpoints").is_dir():
         raise ValueError(f"FitConfig.init_from: {run_dir} has no checkpoints/ (not a fit run directory)")
     ckpt = Checkpointer(run_dir / "checkpoints")
@@ -346,14 +357,18 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--schedule", choices=["plateau", "cosine"], default="plateau",
                    help="plateau: halve on a validation plateau (the authors'); cosine: decay over --epochs")
-    p.add_argument("--init-from", type=Path, default=None, help="start from the best weights of this earlier run dir")
+    p.add_argument("--init-from", default=None,
+                   help="start from the best weights of this earlier run dir, or shipped:<name> for the shipped weights")
+    p.add_argument("--extra-data", type=Path, default=None,
+                   help="a dataset folder (e.g. from jaxclimate.climate.policy_data) added to the training split only")
     p.add_argument("--time-budget", type=float, default=None, help="minutes; stop cleanly after this")
     p.add_argument("--export", type=Path, default=None, help="write weights + card to this folder at the end")
     args = p.parse_args(argv)
     try:
         config = FitConfig(model=args.model, learning_rate=args.lr, batch_size=args.batch_size, max_epochs=args.epochs,
                            steps_per_epoch=args.steps_per_epoch, val_samples=args.val_samples, seed=args.seed,
-                           schedule=args.schedule, init_from=None if args.init_from is None else str(args.init_from))
+                           schedule=args.schedule, init_from=None if args.init_from is None else str(args.init_from),
+                           extra_data=None if args.extra_data is None else str(args.extra_data))
         data = ds.load_dataset(args.data)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)

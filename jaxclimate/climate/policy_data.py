@@ -1,0 +1,148 @@
+"""Policy-induced surrogate data: the emission paths the climate game's own policies produce,
+with CICERO-SCM's temperatures (in JAX, float64: the oracle's numbers to ≤ 1e-12 K).
+
+The paper's training scenarios perturb SSP2-4.5 growth by at most ±7.5 % a year, smoothed;
+policies in the game bend emissions by up to −5 %/yr per lever, switch levers on and off and
+clip a country's emissions at 0 — paths the surrogate never saw, where its error grows
+(docs/climate_mitigation.md §4). This module plays the game with families of policies and
+stores their global emission paths in the dataset format of :mod:`jaxclimate.climate.dataset`
+(``seeds``, ``emissions`` (n, 61, 5) for 2015..2075, ``dT`` (n, 176)), so they can join a
+surrogate's training data (``python -m jaxclimate.climate.fit --extra-data DIR``) or serve as
+held-out evaluation paths.
+
+Policy families (each episode draws its own parameters from its key):
+
+* ``random``: every country and lever has its own categorical distribution over the three
+  levels (Dirichlet(0.5) draws: from nearly deterministic to uniform), sampled every year;
+* ``scripted``: every country holds constant levels and switches to new ones at a random
+  year (piecewise constant policies, e.g. "full energy effort from 2030").
+
+    python -m jaxclimate.climate.policy_data --out data/policy10k --episodes 10000
+
+The 2016..2065 path of an episode (35 decisions + the 15 look-ahead years) is continued to
+2075 at baseline growth (it cannot affect the earlier years) and 2015 is SSP2-4.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxclimate._io import atomic_savez, atomic_write_text
+
+POLICIES = ("random", "scripted")
+SCENARIOS = ("i", "ii")
+DECISIONS, LEVELS, LEVERS = 35, 3, 4
+
+
+def _random_policy(key: jax.Array, n: int):
+    probs = jax.random.dirichlet(key, jnp.full((LEVELS,), 0.5), (n, LEVERS))  # (n, 4, 3)
+
+    def act(t, k):
+        return jax.random.categorical(k, jnp.log(probs + 1e-12))
+
+    return act
+
+
+def _scripted_policy(key: jax.Array, n: int):
+    k1, k2, k3 = jax.random.split(key, 3)
+    before = jax.random.randint(k1, (n, LEVERS), 0, LEVELS)
+    after = jax.random.randint(k2, (n, LEVERS), 0, LEVELS)
+    switch = jax.random.randint(k3, (n, 1), 0, DECISIONS + 1)  # DECISIONS: never switches
+
+    def act(t, k):
+        return jnp.where(t < switch, before, after)
+
+    return act
+
+
+def episode_paths(scenario: str, policy: str, key: jax.Array, episodes: int) -> np.ndarray:
+    """Global controllable emissions (episodes, 50, 5) for 2016..2065 of ``policy`` episodes."""
+    from jaxclimate import make
+    from jaxclimate.climate.engines import PrescribedEngine
+
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    # Emissions depend on the actions only, and these policies ignore observations: a
+    # prescribed temperature path is the cheapest engine.
+    env, params = make("climate-mitigation", scenario=scenario, engine=PrescribedEngine(np.zeros(176)))
+    n = env.agents["countries"]
+    make_policy = _random_policy if policy == "random" else _scripted_policy
+
+    def episode(k):
+        k_pol, k_reset, k_steps = jax.random.split(k, 3)
+        act = make_policy(k_pol, n)
+        _, state = env.reset(k_reset, params)
+
+        def step(state, inputs):
+            t, k_t = inputs
+            k_a, k_e = jax.random.split(k_t)
+            _, state, _, _, _, info = env.step(k_e, state, {"countries": act(t, k_a)}, params)
+            return state, (info["global_emissions"], info["lookahead_emissions"])
+
+        _, (emissions, lookahead) = jax.lax.scan(step, state, (jnp.arange(DECISIONS), jax.random.split(k_steps, DECISIONS)))
+        return jnp.concatenate([emissions, lookahead[-1]], axis=0)  # the look-ahead of the terminal step
+
+    return np.asarray(jax.jit(jax.vmap(episode))(jax.random.split(key, episodes)), np.float64)
+
+
+def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=POLICIES, seed: int = 0) -> Path:
+    """``episodes`` paths per (scenario, policy) pair with their CICERO-SCM temperatures,
+    written as one dataset chunk with a manifest. Regenerating with the same arguments gives
+    the same file (keys from ``seed``)."""
+    from jaxclimate.climate import cicero_jax
+    from jaxclimate.evaluation.consistency import oracle_inputs
+
+    if episodes < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths, sources = [], []
+    base = jax.random.PRNGKey(seed)
+    for i, scenario in enumerate(scenarios):
+        for j, policy in enumerate(policies):
+            key = jax.random.fold_in(jax.random.fold_in(base, i), j)
+            paths.append(episode_paths(scenario, policy, key, episodes))
+            sources += [f"{scenario}/{policy}"] * episodes
+    emissions = oracle_inputs(np.concatenate(paths))  # (n, 61, 5) for 2015..2075
+    dT = cicero_jax.run_batch(emissions)
+    n = len(emissions)
+    manifest = {"format_version": 1, "num_scenarios": n, "seeds": f"0..{n - 1}", "kind": "policy-induced",
+                "episodes_per_source": episodes, "scenarios": list(scenarios), "policies": list(policies), "seed": seed,
+                "oracle": {"engine": "jaxclimate.climate.cicero_jax (float64)", "output": "dT_glob_air (K, raw, 1900..2075)"},
+                "arrays": {"seeds": "(n,) int64", "emissions": "(n, 61, 5) float64, 2015..2075", "dT": "(n, 176) float64",
+                           "sources": "(n,) scenario/policy of each path"}}
+    atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    atomic_savez(out / "chunk_00000.npz", seeds=np.arange(n), emissions=emissions, dT=dT, sources=np.asarray(sources))
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m jaxclimate.climate.policy_data", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--episodes", type=int, default=2500, help="paths per (scenario, policy) pair")
+    p.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=SCENARIOS)
+    p.add_argument("--policies", nargs="+", default=list(POLICIES), choices=POLICIES)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        generate(args.out, args.episodes, scenarios=args.scenarios, policies=args.policies, seed=args.seed)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    total = args.episodes * len(args.scenarios) * len(args.policies)
+    print(f"{total} policy-induced paths in {args.out} ({time.perf_counter() - start:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

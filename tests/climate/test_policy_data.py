@@ -1,0 +1,49 @@
+"""Policy-induced surrogate data and training on it (train split only, shipped weights as a start)."""
+
+import jax
+import numpy as np
+import pytest
+
+from jaxclimate.climate import cicero, dataset, fit, policy_data
+from jaxclimate.climate import surrogate as sg
+
+
+def test_policy_paths_are_game_paths_with_oracle_temperatures(tmp_path):
+    pytest.importorskip("ciceroscm")
+    policy_data.generate(tmp_path, 3, scenarios=("ii",), policies=("random", "scripted"), seed=5)
+    data = dataset.load_dataset(tmp_path)
+    assert data["emissions"].shape == (6, 61, 5) and data["manifest"]["kind"] == "policy-induced"
+    base = cicero.baseline_controllable()
+    np.testing.assert_allclose(data["emissions"][:, 0], np.broadcast_to(base[2015 - 1900], (6, 5)))  # 2015 = SSP2-4.5
+    assert len({e.tobytes() for e in data["emissions"]}) == 6  # every episode its own policy
+    assert np.all(data["emissions"][:, :, 2:] >= 0)  # CH4, N2O, SO2 never negative (per-country clip)
+    assert np.any(data["emissions"][:, 1:51, 0] < 0.999 * base[2016 - 1900:2066 - 1900, 0])  # efforts cut fossil CO2
+    oracle = cicero.CiceroOracle()
+    for k in (0, 5):
+        np.testing.assert_allclose(data["dT"][k], oracle.run(data["emissions"][k]), rtol=0, atol=1e-12)
+    with np.load(tmp_path / "chunk_00000.npz") as f:
+        assert list(f["sources"]) == ["ii/random"] * 3 + ["ii/scripted"] * 3
+    with pytest.raises(ValueError, match="policy must be one of"):
+        policy_data.episode_paths("i", "greedy", jax.random.PRNGKey(0), 2)
+
+
+def test_extra_data_joins_the_training_split_only():
+    rng = np.random.default_rng(0)
+    def fake(n):
+        return {"seeds": np.arange(n), "emissions": rng.uniform(1, 2, (n, 61, 5)), "dT": rng.normal(size=(n, 176))}
+    data, extra = fake(20), fake(7)
+    plain, mixed = fit.prepare(data), fit.prepare(data, extra=extra)
+    assert len(mixed.splits["train"]) == len(plain.splits["train"]) + 7
+    for split in ("val", "test"):
+        np.testing.assert_array_equal(mixed.splits[split], plain.splits[split])
+    np.testing.assert_array_equal(mixed.mean, plain.mean)
+    np.testing.assert_array_equal(mixed.std, plain.std)
+    np.testing.assert_allclose(np.asarray(mixed.targets[20:]), extra["dT"][:, 115:176].astype(np.float32))
+
+
+def test_shipped_weights_can_start_a_run():
+    config = sg.SurrogateConfig.paper("gru")
+    like = {"best_params": sg.init_params(config, jax.random.PRNGKey(0))}
+    shipped = fit._best_params_of(__import__("pathlib").Path("shipped:gru"), like)
+    assert jax.tree_util.tree_structure(shipped) == jax.tree_util.tree_structure(like["best_params"])
+    assert not all(np.allclose(a, b) for a, b in zip(jax.tree_util.tree_leaves(shipped), jax.tree_util.tree_leaves(like["best_params"])))
