@@ -1,0 +1,93 @@
+"""How accurate is a surrogate where the climate game goes? Error on held-out policy-induced
+emission paths against CICERO-SCM (in JAX, float64 = the oracle to 1e-12 K).
+
+    python baselines/surrogate_policy_error.py                         # the shipped GRU
+    python baselines/surrogate_policy_error.py --weights DIR --name gru # exported weights
+    python baselines/surrogate_policy_error.py --trajectories runs/<run>/trajectories.npz
+
+Held-out paths: ``jaxclimate.climate.policy_data`` with a seed not used for training (default
+1; the policy-data training set uses seed 0), random and scripted policies of scenarios (i)
+and (ii), and optionally the episodes a trained policy visited (``trajectories.npz`` of
+``python -m jaxclimate.train``). The surrogate runs as the game's engine from 2016 over each
+50-year path (2016..2065). Reported per source: RMSE pooled over episode-years, RMSE of the
+first and last decade, mean error of the last decade (bias), and Kendall's τ-b of the
+discounted temperature returns −Σγ^t ΔT (paper Eq. 44) and −Σγ^t ΔT⁴ (the authors' code), as
+in the policy-consistency test. Issue target for scenario (ii): RMSE ≤ 5e-4 K, τ ≥ 0.99.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from jaxclimate._xla import use_cpu_safe_xla_flags  # noqa: E402
+
+use_cpu_safe_xla_flags()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from jaxclimate.climate import cicero_jax, engines, policy_data  # noqa: E402
+from jaxclimate.evaluation.consistency import consistency_metrics, oracle_inputs  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def surrogate_temperatures(engine: engines.SurrogateEngine, paths: np.ndarray, batch: int = 2000) -> np.ndarray:
+    roll = jax.jit(jax.vmap(lambda e: engines.rollout(engine, e)))
+    return np.concatenate([np.asarray(roll(jnp.asarray(paths[i:i + batch], jnp.float32))) for i in range(0, len(paths), batch)])
+
+
+def error_metrics(T_surrogate: np.ndarray, T_cicero: np.ndarray) -> dict:
+    m = consistency_metrics(T_surrogate, T_cicero)
+    err = T_surrogate - T_cicero
+    return {"episodes": m["episodes"], "rmse_K": m["rmse_K"], "rmse_first_decade_K": float(np.sqrt(np.mean(err[:, :10] ** 2))),
+            "rmse_last_decade_K": float(np.sqrt(np.mean(err[:, -10:] ** 2))), "bias_last_decade_K": float(err[:, -10:].mean()),
+            "kendall_tau_T": m["kendall_tau_T"], "kendall_tau_T4": m["kendall_tau_T4"]}
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--name", default="gru", help="surrogate name (shipped, or in --weights)")
+    p.add_argument("--weights", type=Path, default=None, help="folder with exported weights (default: the shipped ones)")
+    p.add_argument("--episodes", type=int, default=2500, help="held-out paths per (scenario, policy)")
+    p.add_argument("--seed", type=int, default=1, help="policy-data seed of the held-out paths (training data uses 0)")
+    p.add_argument("--trajectories", type=Path, nargs="*", default=[], help="trajectories.npz of trained-policy runs")
+    p.add_argument("--out", type=Path, default=RESULTS / "surrogate_policy_error.json")
+    args = p.parse_args(argv)
+    if args.weights is not None:
+        from jaxclimate.climate.weights_io import load_surrogate
+
+        surrogate = load_surrogate(args.name, args.weights)
+    else:
+        surrogate = args.name
+    engine = engines.SurrogateEngine(surrogate, start_year=2016)
+    sources = {}
+    for scenario in policy_data.SCENARIOS:
+        for i, policy in enumerate(policy_data.POLICIES):
+            key = jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(args.seed), policy_data.SCENARIOS.index(scenario)), i)
+            sources[f"{scenario}/{policy}"] = policy_data.episode_paths(scenario, policy, key, args.episodes)
+    for path in args.trajectories:
+        with np.load(path) as f:
+            sources[f"trained: {path.parent.name}"] = np.asarray(f["emissions"], np.float64)
+    rows = {}
+    for label, paths in sources.items():
+        T_cicero = cicero_jax.run_batch(oracle_inputs(paths))[:, 2016 - 1900:2066 - 1900]
+        rows[label] = error_metrics(surrogate_temperatures(engine, paths), T_cicero)
+        r = rows[label]
+        print(f"{label:>28}: RMSE {r['rmse_K']:.2e} K (first/last decade {r['rmse_first_decade_K']:.1e}/{r['rmse_last_decade_K']:.1e}, "
+              f"bias {r['bias_last_decade_K']:+.1e}), τ {r['kendall_tau_T']:.4f} / τ(T⁴) {r['kendall_tau_T4']:.4f}", flush=True)
+    result = {"surrogate": args.name, "weights": str(args.weights) if args.weights else "shipped", "seed": args.seed, "rows": rows}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return result
+
+
+if __name__ == "__main__":
+    main()
