@@ -74,7 +74,7 @@ AEROSOL_SPLIT, TROP_O3_SPLIT, LANDUSE_SPLIT = 1.47, 1.45, 1.42
 def _check_supported(pamset_udm: dict, pamset_emiconc: dict) -> None:
     """The port implements the oracle's configuration; reject what it does not implement."""
     for key, value in pamset_udm.items():
-        if key in ("threstemp",) and value == 0:
+        if key == "threstemp" and value == 0:
             raise ValueError("pamset_udm['threstemp'] = 0 (constant upwelling) is not implemented by the JAX port")
         if key == "ocean_efficacy" and value != 1.0:
             raise ValueError(f"pamset_udm['ocean_efficacy'] = {value} is not implemented by the JAX port (only 1.0)")
@@ -112,15 +112,13 @@ def _read_gas_table() -> dict[str, dict[str, Any]]:
     return table
 
 
-def _read_year_table(name: str, first_year: int, last_year: int) -> dict[str, np.ndarray]:
-    path = cicero.data_path(name)
+def _read_concentrations() -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The SSP2-4.5 concentration table: years and one column per gas."""
+    path = cicero.data_path("ssp245_conc_RCMIP.txt")
     with open(path, encoding="utf8") as f:
         names = f.readline().split()[1:]
     data = np.loadtxt(path, skiprows=4)
-    rows = (data[:, 0] >= first_year) & (data[:, 0] <= last_year)
-    if name == "ssp245_em_RCMIP.txt":
-        names = ["CO2_FF", "CO2_AFOLU"] + names[2:]
-    return {n: data[rows, 1 + i] for i, n in enumerate(names)}
+    return data[:, 0].astype(int), {n: data[:, 1 + i] for i, n in enumerate(names)}
 
 
 def _chlorine_bromine(names: list[str]) -> tuple[dict[str, int], dict[str, int]]:
@@ -212,9 +210,10 @@ def _constants(udm_items: tuple, emi_items: tuple) -> Constants:
     pamset_udm = {**UDM_DEFAULTS, **dict(udm_items)}
     pamset_emiconc = {**EMICONC_DEFAULTS, **dict(emi_items)}
     gas = _read_gas_table()
-    emissions = _read_year_table("ssp245_em_RCMIP.txt", YEAR0, cicero.END_YEAR)
-    conc_in = _read_year_table("ssp245_conc_RCMIP.txt", YEAR0, cicero.END_YEAR)
-    conc_all = _read_year_table("ssp245_conc_RCMIP.txt", 1700, 2500)
+    names, table = cicero.read_emission_table()
+    emissions = dict(zip(names, table.T))
+    conc_years, conc_all = _read_concentrations()
+    conc_in = {g: c[(conc_years >= YEAR0) & (conc_years <= cicero.END_YEAR)] for g, c in conc_all.items()}
     nat = {g: np.loadtxt(cicero.data_path(f"natemis_{g.lower()}.txt"))[YEAR0 - 1750:YEAR0 - 1750 + N_YEARS] for g in ("CH4", "N2O")}
     luc = np.loadtxt(cicero.data_path("IPCC_LUCalbedo.txt"))[YEAR0 - 1750:YEAR0 - 1750 + N_YEARS]
     ref = pamset_emiconc["ref_yr"] - YEAR0
@@ -224,10 +223,9 @@ def _constants(udm_items: tuple, emi_items: tuple) -> Constants:
                      + 0.0042 * (e["NMVOC"] - e["NMVOC"][ref]))
     ch4_other = (0.0042 * (e["NOx"] - e["NOx"][i2000]) - 0.000105 * (e["CO"] - e["CO"][i2000])
                  - 0.000315 * (e["NMVOC"] - e["NMVOC"][i2000]))
-    years_all = np.arange(1700, 2501)
     return Constants(
         baseline=emissions, conc_ch4=conc_in["CH4"], conc_n2o=conc_in["N2O"], conc_co2_pi=float(conc_in["CO2"][0]),
-        conc_ch4_ref=float(conc_all["CH4"][years_all == pamset_emiconc["ref_yr"]][0]),
+        conc_ch4_ref=float(conc_all["CH4"][conc_years == pamset_emiconc["ref_yr"]][0]),
         nat_ch4=nat["CH4"], nat_n2o=nat["N2O"], forcing_fixed=_vanilla_forcing(gas, conc_in, emissions),
         forcing_landuse=luc, trop_o3_other=trop_o3_other, ch4_lifetime_other=ch4_other, gas=gas,
         pamset_udm=pamset_udm, pamset_emiconc=pamset_emiconc,
@@ -259,10 +257,6 @@ class CiceroState(NamedTuple):
     fs_prev: jax.Array
     dtemp: jax.Array  # last year's dT_glob (the carbon cycle's temperature feedback)
     year_index: jax.Array  # years simulated so far
-
-
-#: The species a year's input carries (the scenario's controllable ones); the rest are SSP2-4.5.
-INPUT_SPECIES = cicero.CONTROLLABLE
 
 
 def tridiagonal_solve(dl: jax.Array, d: jax.Array, du: jax.Array, rhs: jax.Array) -> jax.Array:
@@ -323,7 +317,6 @@ class CiceroJAX:
             "conc_ch4": c.conc_ch4, "conc_n2o": c.conc_n2o, "nat_ch4": c.nat_ch4, "nat_n2o": c.nat_n2o,
             "forcing_fixed": c.forcing_fixed, "landuse": c.forcing_landuse, "trop_o3_other": c.trop_o3_other,
             "ch4_other": c.ch4_lifetime_other}.items()}
-        self._baseline_inputs = np.stack([b[s] for s in INPUT_SPECIES], axis=1)  # (176, 5)
         self._udm = self._ocean_constants()
         self._gam_fro = jnp.asarray([self._udm["gam_fro_n"], self._udm["gam_fro_s"]], self.dtype)
 
@@ -345,8 +338,8 @@ class CiceroJAX:
             "dt": dt, "dz0": dz[0], "dzl": dz[-1], "cpi": p["cpi"], "W": p["W"], "threstemp": p["threstemp"],
             "foan": foan, "foas": foas, "rlamdo": rlamdo, "rlamda": rlamda,
             "fnx": rlamda + foan * rlamdo, "fsx": rlamda + foas * rlamdo,
-            "dtrm2n": beto * c1fac, "dtrm3n": gams / det * c1fac, "dtrm4n": 0.0,
-            "dtrm2s": fnso * beto * c1fac, "dtrm3s": gamn / det * c1fac, "dtrm4s": 0.0,
+            "dtrm2n": beto * c1fac, "dtrm3n": gams / det * c1fac,
+            "dtrm2s": fnso * beto * c1fac, "dtrm3s": gamn / det * c1fac,
             "beto_n": beto * dt / (c1 * dz[0]), "beto_s": fnso * beto * dt / (c1 * dz[0]),
             "gam_fro_n": rlamdo * (1.0 - foan * gams / (gams * gamn)) * dt / (c1 * dz[0]),
             "gam_fro_s": rlamdo * (1.0 - foas * gamn / (gamn * gams)) * dt / (c1 * dz[0]),
@@ -552,7 +545,7 @@ class CiceroJAX:
     def full_emissions(self, controllable_2015_2075: Any) -> jax.Array:
         """(…, 61, 5) scenario emissions -> (…, 176, 5): SSP2-4.5 before 2015."""
         e = jnp.asarray(controllable_2015_2075, self.dtype)
-        prefix = jnp.asarray(self._baseline_inputs[: EMSTART - YEAR0], self.dtype)
+        prefix = jnp.asarray(cicero.baseline_controllable()[: EMSTART - YEAR0], self.dtype)
         return jnp.concatenate([jnp.broadcast_to(prefix, (*e.shape[:-2], *prefix.shape)), e], axis=-2)
 
     def run(self, controllable_2015_2075: Any) -> dict[str, jax.Array]:
