@@ -168,18 +168,24 @@ def _model_config(emissions_frame) -> dict[str, Any]:
     return {**inputs, "emissions_data": emissions_frame, **RUN_CONFIG}
 
 
-def run_full(controllable_2015_2075: np.ndarray) -> np.ndarray:
+def full_results(controllable_2015_2075: np.ndarray) -> dict[str, Any]:
     """A fresh ``CICEROSCM`` instance and a full 1900..2075 ``_run`` (the reference path;
-    ~0.2 s). Returns ``dT_glob_air``, shape (176,), float64."""
+    ~0.2 s): every output ciceroscm gives — temperatures (176,), and ``"concentrations"``,
+    ``"forcing"`` frames per component."""
     arr = check_controllable_emissions(controllable_2015_2075)
     if arr.ndim != 2:
-        raise ValueError(f"run_full takes one scenario of shape (61, 5), got {arr.shape}")
+        raise ValueError(f"a full run takes one scenario of shape (61, 5), got {arr.shape}")
     CICEROSCM, _ = require_ciceroscm()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = CICEROSCM(_model_config(scenario_frame(arr)))
         model._run({"results_as_dict": True}, pamset_udm=dict(PAMSET_UDM), pamset_emiconc=dict(PAMSET_EMICONC))
-    return np.asarray(model.results[_OUTPUT], dtype=np.float64).copy()
+    return model.results
+
+
+def run_full(controllable_2015_2075: np.ndarray) -> np.ndarray:
+    """``dT_glob_air`` (176,) float64 of :func:`full_results`."""
+    return np.asarray(full_results(controllable_2015_2075)[_OUTPUT], dtype=np.float64).copy()
 
 
 class CiceroOracle:
