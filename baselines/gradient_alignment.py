@@ -42,6 +42,7 @@ import numpy as np  # noqa: E402
 import optax  # noqa: E402
 
 from jaxclimate import make  # noqa: E402
+from jaxclimate._io import atomic_write_text  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 GROUP = "countries"
@@ -174,7 +175,7 @@ def main(argv=None) -> dict:
     results = {"config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
                "device": jax.devices()[0].device_kind, "scenarios": [compare(s, args) for s in args.scenarios]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    atomic_write_text(args.out, json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}")
     return results
 

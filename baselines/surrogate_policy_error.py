@@ -32,6 +32,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
+from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.climate import cicero_jax, engines, policy_data  # noqa: E402
 from jaxclimate.evaluation.consistency import consistency_metrics, oracle_inputs  # noqa: E402
 
@@ -67,11 +68,7 @@ def main(argv=None) -> dict:
     else:
         surrogate = args.name
     engine = engines.SurrogateEngine(surrogate, start_year=2016)
-    sources = {}
-    for scenario in policy_data.SCENARIOS:
-        for i, policy in enumerate(policy_data.POLICIES):
-            key = jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(args.seed), policy_data.SCENARIOS.index(scenario)), i)
-            sources[f"{scenario}/{policy}"] = policy_data.episode_paths(scenario, policy, key, args.episodes)
+    sources = policy_data.source_paths(args.episodes, seed=args.seed)
     for path in args.trajectories:
         with np.load(path) as f:
             sources[f"trained: {path.parent.name}"] = np.asarray(f["emissions"], np.float64)
@@ -84,7 +81,7 @@ def main(argv=None) -> dict:
               f"bias {r['bias_last_decade_K']:+.1e}), τ {r['kendall_tau_T']:.4f} / τ(T⁴) {r['kendall_tau_T4']:.4f}", flush=True)
     result = {"surrogate": args.name, "weights": str(args.weights) if args.weights else "shipped", "seed": args.seed, "rows": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    atomic_write_text(args.out, json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.out}")
     return result
 

@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxclimate._io import atomic_savez, atomic_write_text
+from jaxclimate.climate import cicero
 
 POLICIES = ("random", "scripted")
 SCENARIOS = ("i", "ii")
@@ -72,7 +73,7 @@ def episode_paths(scenario: str, policy: str, key: jax.Array, episodes: int) -> 
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     # Emissions depend on the actions only, and these policies ignore observations: a
     # prescribed temperature path is the cheapest engine.
-    env, params = make("climate-mitigation", scenario=scenario, engine=PrescribedEngine(np.zeros(176)))
+    env, params = make("climate-mitigation", scenario=scenario, engine=PrescribedEngine(np.zeros(cicero.N_YEARS)))
     n = env.agents["countries"]
     make_policy = _random_policy if policy == "random" else _scripted_policy
 
@@ -93,6 +94,16 @@ def episode_paths(scenario: str, policy: str, key: jax.Array, episodes: int) -> 
     return np.asarray(jax.jit(jax.vmap(episode))(jax.random.split(key, episodes)), np.float64)
 
 
+def source_paths(episodes: int, *, seed: int = 0, scenarios=SCENARIOS, policies=POLICIES) -> dict[str, np.ndarray]:
+    """``"scenario/policy"`` -> (episodes, 50, 5) paths, each source with its own key derived
+    from ``seed`` (so a source's paths do not depend on which other sources are drawn)."""
+    def key(scenario: str, policy: str) -> jax.Array:
+        return jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(seed), SCENARIOS.index(scenario)), POLICIES.index(policy))
+
+    return {f"{scenario}/{policy}": episode_paths(scenario, policy, key(scenario, policy), episodes)
+            for scenario in scenarios for policy in policies}
+
+
 def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=POLICIES, seed: int = 0) -> Path:
     """``episodes`` paths per (scenario, policy) pair with their CICERO-SCM temperatures,
     written as one dataset chunk with a manifest. Regenerating with the same arguments gives
@@ -104,14 +115,9 @@ def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=PO
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    paths, sources = [], []
-    base = jax.random.PRNGKey(seed)
-    for i, scenario in enumerate(scenarios):
-        for j, policy in enumerate(policies):
-            key = jax.random.fold_in(jax.random.fold_in(base, i), j)
-            paths.append(episode_paths(scenario, policy, key, episodes))
-            sources += [f"{scenario}/{policy}"] * episodes
-    emissions = oracle_inputs(np.concatenate(paths))  # (n, 61, 5) for 2015..2075
+    by_source = source_paths(episodes, seed=seed, scenarios=scenarios, policies=policies)
+    sources = [label for label, paths in by_source.items() for _ in range(len(paths))]
+    emissions = oracle_inputs(np.concatenate(list(by_source.values())))  # (n, 61, 5) for 2015..2075
     dT = cicero_jax.run_batch(emissions)
     n = len(emissions)
     manifest = {"format_version": 1, "num_scenarios": n, "seeds": f"0..{n - 1}", "kind": "policy-induced",
