@@ -4,7 +4,6 @@ fails here)."""
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -43,23 +42,14 @@ def test_stored_without_outputs_and_colab_ready(path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs_in_fast_mode(path, tmp_path):
+def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch):
     from nbclient import NotebookClient
 
     nb = _read(path)
-    env = {"JAXCLIMATE_FAST": "1", "MPLBACKEND": "Agg"}
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        start = time.perf_counter()
-        NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-        elapsed = time.perf_counter() - start
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    print(f"{path.name}: {elapsed:.0f} s")
+    monkeypatch.setenv("JAXCLIMATE_FAST", "1")  # the kernel inherits the environment
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    start = time.perf_counter()
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    print(f"{path.name}: {time.perf_counter() - start:.0f} s")
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors

@@ -1,5 +1,7 @@
 """Policy-induced surrogate data and training on it (train split only, shipped weights as a start)."""
 
+from pathlib import Path
+
 import jax
 import numpy as np
 import pytest
@@ -44,6 +46,6 @@ def test_extra_data_joins_the_training_split_only():
 def test_shipped_weights_can_start_a_run():
     config = sg.SurrogateConfig.paper("gru")
     like = {"best_params": sg.init_params(config, jax.random.PRNGKey(0))}
-    shipped = fit._best_params_of(__import__("pathlib").Path("shipped:gru"), like)
+    shipped = fit._best_params_of(Path("shipped:gru"), like)
     assert jax.tree_util.tree_structure(shipped) == jax.tree_util.tree_structure(like["best_params"])
     assert not all(np.allclose(a, b) for a, b in zip(jax.tree_util.tree_leaves(shipped), jax.tree_util.tree_leaves(like["best_params"])))
