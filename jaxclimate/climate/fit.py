@@ -229,9 +229,13 @@ def fit(
     run_dir: str | Path,
     *,
     time_budget_s: float | None = None,
+    stop_after_epochs: int | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Train (or resume) in ``run_dir``; returns a summary with the best params and metrics."""
+    """Train (or resume) in ``run_dir``; returns a summary with the best params and metrics.
+
+    ``stop_after_epochs`` ends this call after that epoch while a cosine schedule still decays
+    over ``config.max_epochs`` (the reproducible form of a run that a time budget stopped)."""
     from tqdm.auto import tqdm
 
     from jaxclimate.checkpoint import Checkpointer
@@ -268,6 +272,9 @@ def fit(
                 break
             if time_budget_s is not None and time.perf_counter() - start > time_budget_s:
                 stop_reason = "time_budget"
+                break
+            if stop_after_epochs is not None and int(state["epoch"]) >= stop_after_epochs:
+                stop_reason = "stop_after_epochs"
                 break
             key, sub = jax.random.split(jax.random.wrap_key_data(jnp.asarray(state["key"])))
             state["opt_state"].hyperparams["learning_rate"] = jnp.asarray(state["learning_rate"])
@@ -362,6 +369,8 @@ def main(argv=None) -> int:
     p.add_argument("--extra-data", type=Path, default=None,
                    help="a dataset folder (e.g. from jaxclimate.climate.policy_data) added to the training split only")
     p.add_argument("--time-budget", type=float, default=None, help="minutes; stop cleanly after this")
+    p.add_argument("--stop-after-epochs", type=int, default=None,
+                   help="end after this epoch (a cosine schedule still decays over --epochs)")
     p.add_argument("--export", type=Path, default=None, help="write weights + card to this folder at the end")
     args = p.parse_args(argv)
     try:
@@ -375,7 +384,7 @@ def main(argv=None) -> int:
         return 2
     budget = None if args.time_budget is None else 60 * args.time_budget
     try:
-        result = fit(data, config, args.run_dir, time_budget_s=budget)
+        result = fit(data, config, args.run_dir, time_budget_s=budget, stop_after_epochs=args.stop_after_epochs)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

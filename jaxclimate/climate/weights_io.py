@@ -67,11 +67,14 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
         },
         "training": dataclasses.asdict(fit_config),
         "notes": "",
-        "regenerate": [f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']} --out DATA"],
+        "regenerate": [_dataset_command(manifest)],
     }
     defaults = dataclasses.asdict(type(fit_config)())
     stages = _training_stages(dataclasses.asdict(fit_config), defaults, result["metrics"]["epochs"])
-    card["earlier_training"] = [cfg for cfg, _ in stages[:-1]]  # the runs this one was fine-tuned from
+    # the runs this one was fine-tuned from, each with the epochs it ran
+    card["earlier_training"] = [{**cfg, "epochs_run": epochs} for cfg, epochs in stages[:-1]]
+    extra_data = [cfg["extra_data"] for cfg, _ in stages if cfg.get("extra_data")]
+    card["regenerate"] += [_policy_data_command(Path(extra_data[-1]))] if extra_data else []
     card["regenerate"] += [
         _fit_command(cfg, defaults, epochs, run_dir=f"RUN{i}" if i < len(stages) - 1 else "RUN",
                      init_from=f"RUN{i - 1}" if i else None,
@@ -121,6 +124,9 @@ def _training_stages(config: dict, defaults: dict, epochs_run: int) -> list[tupl
     seen = set()
     while stages[0][0].get("init_from") and stages[0][0]["init_from"] not in seen:
         seen.add(stages[0][0]["init_from"])
+        if stages[0][0]["init_from"].startswith("shipped:"):  # the shipped card records its own stages
+            stages[:0] = _shipped_stages(stages[0][0]["init_from"].split(":", 1)[1], defaults)
+            break
         run = Path(stages[0][0]["init_from"])
         try:
             cfg = {**defaults, **json.loads((run / "fit_config.json").read_text())}
@@ -129,6 +135,30 @@ def _training_stages(config: dict, defaults: dict, epochs_run: int) -> list[tupl
             break  # the earlier run is gone: the card keeps what is known
         stages.insert(0, (cfg, int(epochs)))
     return stages
+
+
+def _shipped_stages(name: str, defaults: dict) -> list[tuple[dict, int]]:
+    """[(fit config dict, epochs)] of the shipped weights ``name``, read from their card."""
+    card = json.loads((shipped_weights_dir() / f"{name}.json").read_text())
+    earlier = [({**defaults, **cfg}, int(cfg.get("epochs_run", cfg["max_epochs"])))
+               for cfg in card.get("earlier_training", [])]
+    return earlier + [({**defaults, **card["training"]}, int(card["metrics"]["epochs"]))]
+
+
+def _dataset_command(manifest: dict) -> str:
+    engine = " --engine cicero-jax" if "cicero_jax" in str(manifest["oracle"].get("engine", "")) else ""
+    return f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']}{engine} --out DATA"
+
+
+def _policy_data_command(folder: Path) -> str:
+    """The ``policy_data`` command that regenerates the extra (policy-induced) training data."""
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return "python -m jaxclimate.climate.policy_data --out EXTRA"
+    return (f"python -m jaxclimate.climate.policy_data --seed {manifest['seed']} "
+            f"--episodes {manifest['episodes_per_source']} --scenarios {' '.join(manifest['scenarios'])} "
+            f"--policies {' '.join(manifest['policies'])} --out EXTRA")
 
 
 def _fit_command(cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from: str | None,
@@ -143,10 +173,15 @@ def _fit_command(cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from
         if cfg.get(key, defaults[key]) != defaults[key]:
             parts.append(f"{flag} {cfg[key]}")
     # a cosine schedule is defined over max_epochs; a plateau run is replayed for the epochs it ran
-    parts.append(f"--epochs {cfg['max_epochs'] if cfg.get('schedule') == 'cosine' else epochs}")
+    cosine = cfg.get("schedule") == "cosine"
+    parts.append(f"--epochs {cfg['max_epochs'] if cosine else epochs}")
+    if cosine and epochs < cfg["max_epochs"]:  # stopped early (time budget): stop at the same epoch
+        parts.append(f"--stop-after-epochs {epochs}")
     for key, flag in (("steps_per_epoch", "--steps-per-epoch"), ("val_samples", "--val-samples")):
         if cfg.get(key) is not None:
             parts.append(f"{flag} {cfg[key]}")
+    if cfg.get("extra_data"):
+        parts.append("--extra-data EXTRA")
     if export:
         parts.append(f"--export {export}")
     return " ".join(parts)
