@@ -51,6 +51,7 @@ use_cpu_safe_xla_flags()  # before JAX starts its backend (see jaxclimate/_xla.p
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
+from jaxclimate import distributed  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.registry import algorithms, get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make, registered_envs  # noqa: E402
@@ -88,6 +89,26 @@ def key_value_pairs(items: list[str], what: str) -> dict[str, str]:
     return out
 
 
+def add_distributed_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("several processes or hosts (jax.distributed; see README)")
+    group.add_argument("--coordinator", metavar="HOST:PORT",
+                       help=f"address of process 0's coordinator (or ${distributed.ENV_COORDINATOR})")
+    group.add_argument("--num-processes", type=int, help=f"processes in the run (or ${distributed.ENV_NUM_PROCESSES})")
+    group.add_argument("--process-id", type=int, help=f"this process, 0..N-1 (or ${distributed.ENV_PROCESS_ID})")
+
+
+def initialize_distributed(argv: list[str] | None = None) -> bool:
+    """Join a multi-process run when ``argv`` (or the environment) names a coordinator; must
+    run before any JAX computation, so before :func:`build_options` builds the environment."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_distributed_flags(parser)
+    args, _ = parser.parse_known_args(argv)
+    try:
+        return distributed.initialize(args.coordinator, args.num_processes, args.process_id)
+    except ValueError as err:
+        raise SystemExit(f"error: {err}") from None
+
+
 def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
         prog="python -m jaxclimate.train", description=__doc__.split("\n\n")[0],
@@ -115,6 +136,7 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_distributed_flags(parser)
     args = parser.parse_args(argv)
 
     if args.resume is not None:
@@ -164,6 +186,8 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         algo.config_cls(**config)
     except (ValueError, TypeError) as err:
         parser.error(str(err))
+    if jax.process_count() > 1 and args.run_dir is None:
+        parser.error("--run-dir is needed with several processes (each would pick its own time-stamped default)")
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     tag = re.sub(r"[^A-Za-z0-9_.+-]+", "-", env.name).strip("-")
     return dict(
@@ -213,10 +237,11 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     from jaxclimate.checkpoint import Checkpointer
 
     run_dir = Path(options["run_dir"])
+    writer = distributed.is_writer()  # process 0 writes the run's files; every process computes
     if not options["resume"] and (run_dir / "checkpoints").exists() and any((run_dir / "checkpoints").iterdir()):
         raise SystemExit(f"error: {run_dir} already holds checkpoints; continue it with --resume {run_dir} or choose another --run-dir")
     run_dir.mkdir(parents=True, exist_ok=True)
-    if not options["resume"]:
+    if not options["resume"] and writer:
         saved = {k: v for k, v in options.items() if k not in ("resume", "quiet", "no_plots")}
         atomic_write_text(run_dir / "config.json", json.dumps(saved, indent=2) + "\n")
         (run_dir / "metrics.jsonl").unlink(missing_ok=True)
@@ -228,29 +253,33 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     hook = report.rollout_hook(env, config, options)
     trainer = algo.make_trainer(env, env_params, config, recorder, hook)
     seeds = options["seeds"]
-    keys = jax.random.split(jax.random.PRNGKey(options["seed"]), seeds)
-    state = jax.jit(jax.vmap(trainer.init))(keys)
+    # the seed axis laid over every device of every process (one device: plain jit(vmap))
+    placement = distributed.RunPlacement.over_devices(seeds)
+    keys = np.asarray(jax.random.split(jax.random.PRNGKey(options["seed"]), seeds))
+    state = placement.compile(jax.vmap(trainer.init), replicated_args=1)(keys)
     sizes = _chunk_sizes(config.num_updates, options["chunks"])
     ckpt = Checkpointer(run_dir / "checkpoints")
     done_chunks = 0
     if options["resume"]:
-        restored = ckpt.restore_latest(like=state)
+        restored = ckpt.restore_latest(like=placement.to_host(state))
         if restored is None:
             raise SystemExit(f"--resume: no checkpoint in {run_dir / 'checkpoints'}")
-        state, done_chunks = restored, int(ckpt.latest_step())
-        _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[:done_chunks]))
+        state, done_chunks = placement.from_host(restored), int(ckpt.latest_step())
+        if writer:
+            _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[:done_chunks]))
     runners = {}
 
     def compiled(n: int):
         if n not in runners:
-            runners[n] = jax.jit(jax.vmap(lambda rs: trainer.run(rs, n)))
+            runners[n] = placement.compile(jax.vmap(lambda rs: trainer.run(rs, n)))
         return runners[n]
 
     from tqdm.auto import tqdm
 
     total = config.num_updates * config.steps_per_update * seeds
     bar = tqdm(total=total, initial=sum(sizes[:done_chunks]) * config.steps_per_update * seeds, unit="step",
-               unit_scale=True, desc=f"{algo.name.upper()} {env.name}", disable=options["quiet"], smoothing=0.3)
+               unit_scale=True, desc=f"{algo.name.upper()} {env.name}", disable=options["quiet"] or not writer,
+               smoothing=0.3)
     interrupted = False
     wall = time.perf_counter()
     chunks_done = done_chunks  # chunks whose state *and* metrics are complete
@@ -261,30 +290,38 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
                 break
             first_update = sum(sizes[:chunk])
             new_state, metrics = compiled(sizes[chunk])(state)
-            lines = metric_lines(metrics, first_update, config.steps_per_update)
-            with open(run_dir / "metrics.jsonl", "a", encoding="utf8") as f:
-                f.write("\n".join(lines) + "\n")
+            lines = metric_lines(placement.to_host(metrics), first_update, config.steps_per_update)
+            if writer:
+                with open(run_dir / "metrics.jsonl", "a", encoding="utf8") as f:
+                    f.write("\n".join(lines) + "\n")
             state, chunks_done = new_state, chunk + 1
             last = json.loads(lines[-1])
             bar.update(sizes[chunk] * config.steps_per_update * seeds)
             bar.set_postfix({g: f"{last[g]['episode_return_mean']:.3f}" for g in env.agents})
             if (chunk + 1) % options["checkpoint_every"] == 0 or chunk + 1 == len(sizes):
-                ckpt.save(chunk + 1, state)
+                ckpt.save(chunk + 1, placement.to_host(state))
     except KeyboardInterrupt:
         interrupted = True
         print("\ninterrupted: saving the last finished chunk", file=sys.stderr)
     bar.close()
     elapsed = time.perf_counter() - wall
+    host_state = placement.to_host(state)
     if interrupted:
-        _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[:chunks_done]))
+        if writer:
+            _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[:chunks_done]))
         if ckpt.latest_step() != chunks_done:
-            ckpt.save(chunks_done, state)
+            ckpt.save(chunks_done, host_state)
         ckpt.close()
-        print(f"stopped after {chunks_done}/{len(sizes)} chunks; continue with: python -m jaxclimate.train --resume {run_dir}")
-        return {"interrupted": True, "chunks_done": chunks_done, "state": state}
+        if writer:
+            print(f"stopped after {chunks_done}/{len(sizes)} chunks; continue with: python -m jaxclimate.train --resume {run_dir}")
+        return {"interrupted": True, "chunks_done": chunks_done, "state": host_state}
     ckpt.close()
-    summary = _finish(env, env_params, trainer, state, options, run_dir, elapsed, report)
-    summary["state"] = state
+    if not writer:
+        return {"process": jax.process_index(), "devices": placement.num_devices, "state": host_state}
+    devices = {"count": placement.num_devices, "processes": jax.process_count(),
+               "kind": placement.mesh.devices.flat[0].device_kind}
+    summary = _finish(env, env_params, trainer, host_state, options, run_dir, elapsed, report, devices)
+    summary["state"] = host_state
     return summary
 
 
@@ -298,13 +335,13 @@ def _truncate_metrics(path: Path, updates: int) -> None:
 # --- the end of a run: evaluation, summary, plots ----------------------------------------------
 
 
-def _finish(env, env_params, trainer, state, options, run_dir, elapsed, report) -> dict[str, Any]:
+def _finish(env, env_params, trainer, state, options, run_dir, elapsed, report, devices) -> dict[str, Any]:
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
     last = rows[-5:]
     summary: dict[str, Any] = {
         "env": env.name, "algo": options.get("algo", "ippo"), "preset": options.get("preset"), "seeds": options["seeds"],
         "updates": len(rows), "env_steps_per_seed": rows[-1]["env_steps"], "wall_seconds_this_session": elapsed,
-        "device": jax.devices()[0].device_kind,
+        "device": devices["kind"], "devices": devices,
         "final_return": {g: np.mean([r[g]["episode_return"] for r in last], axis=(0, 1)).tolist() for g in env.agents},
     }
     if "episode" in rows[-1]:  # the environment's episode metrics, mean over the last updates and seeds
@@ -333,8 +370,10 @@ def _print_summary(summary: dict, env, report) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    initialize_distributed(argv)
     options = build_options(argv)
-    print(f"run directory: {options['run_dir']}")
+    if distributed.is_writer():
+        print(f"run directory: {options['run_dir']}")
     result = run(options)
     return 130 if result.get("interrupted") else 0
 

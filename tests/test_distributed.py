@@ -1,0 +1,113 @@
+"""Training over several devices and several processes (jaxclimate.distributed, train CLI).
+
+The multi-device and multi-process runs start fresh Python processes: XLA reads the host
+device count once, and jax.distributed joins a process for its lifetime.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxclimate import distributed, train
+from jaxclimate._xla import CPU_SAFE_XLA_FLAGS
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ["--network", "mlp", "--total-timesteps", "560", "--num-envs", "4", "--set", "num_minibatches=2",
+        "--set", "update_epochs=1", "--chunks", "2", "--reservoir", "6", "--quiet", "--no-plots", "--seeds", "4"]
+
+
+def _env(host_devices: int) -> dict:
+    env = dict(os.environ, XLA_FLAGS=f"{CPU_SAFE_XLA_FLAGS} --xla_force_host_platform_device_count={host_devices}")
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    for name in (distributed.ENV_COORDINATOR, distributed.ENV_NUM_PROCESSES, distributed.ENV_PROCESS_ID):
+        env.pop(name, None)
+    return env
+
+
+def _train(args: list[str], host_devices: int = 1) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "jaxclimate.train", *args], env=_env(host_devices), cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _wait(*procs: subprocess.Popen, timeout: float = 240) -> list[str]:
+    outputs = []
+    for p in procs:
+        out, _ = p.communicate(timeout=timeout)
+        assert p.returncode == 0, out[-3000:]
+        outputs.append(out)
+    return outputs
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rows(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_mesh_size_divides_the_runs_and_spans_every_process():
+    assert distributed.mesh_size(8, 4) == 4 and distributed.mesh_size(6, 4) == 3 and distributed.mesh_size(1, 8) == 1
+    assert distributed.mesh_size(8, 4, processes=2) == 4 and distributed.mesh_size(6, 8, processes=2) == 6
+    with pytest.raises(ValueError, match="divisible by the process count"):
+        distributed.mesh_size(3, 2, processes=2)
+
+
+def test_initialize_needs_a_complete_process_description(monkeypatch):
+    for name in (distributed.ENV_COORDINATOR, distributed.ENV_NUM_PROCESSES, distributed.ENV_PROCESS_ID):
+        monkeypatch.delenv(name, raising=False)
+    assert distributed.initialize() is False  # no coordinator: a single-process run
+    with pytest.raises(ValueError, match="process count"):
+        distributed.initialize("127.0.0.1:1", num_processes=2)
+    with pytest.raises(ValueError, match="0..1"):
+        distributed.initialize("127.0.0.1:1", num_processes=2, process_id=2)
+
+
+def test_seeds_over_four_devices_equal_one_device(tmp_path):
+    """4 seeds, one per device, against the same 4 seeds vmapped on one device: the same
+    numbers to float32 rounding (XLA compiles a batch of 1 and of 4 with different kernels)."""
+    four = _train(TINY + ["--run-dir", str(tmp_path / "four")], host_devices=4)
+    train.run(train.build_options(TINY + ["--run-dir", str(tmp_path / "one")]))
+    _wait(four)
+    one_rows, four_rows = _rows(tmp_path / "one"), _rows(tmp_path / "four")
+    assert len(one_rows) == len(four_rows) == 4
+    for a, b in zip(one_rows, four_rows):
+        np.testing.assert_allclose(b["countries"]["episode_return"], a["countries"]["episode_return"], rtol=1e-5)
+        assert np.shape(a["countries"]["episode_return"]) == (4, 4)
+    summary = json.loads((tmp_path / "four" / "summary.json").read_text())
+    assert summary["devices"] == {"count": 4, "processes": 1, "kind": "cpu"}
+
+
+def test_two_processes_equal_one_process_and_resume(tmp_path):
+    """Two processes on loopback (gloo collectives), interrupted after a chunk and resumed,
+    end with exactly the metrics of one process holding both devices; process 0 alone writes."""
+    single = _train(TINY + ["--run-dir", str(tmp_path / "single")], host_devices=2)
+    run_dir = tmp_path / "multi"
+    port = _free_port()
+    stop_after_one_chunk = (
+        "import sys; from jaxclimate import train; argv = sys.argv[1:]; train.initialize_distributed(argv); "
+        "train.run(train.build_options(argv), stop_after_chunks=1)"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", stop_after_one_chunk, *TINY, "--run-dir", str(run_dir),
+                               "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id", str(i)],
+                              env=_env(1), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for i in range(2)]
+    _wait(*procs)
+    assert len(_rows(run_dir)) == 2 and not (run_dir / "summary.json").exists()
+    port = _free_port()
+    resumed = [_train(["--resume", str(run_dir), "--quiet", "--coordinator", f"127.0.0.1:{port}",
+                       "--num-processes", "2", "--process-id", str(i)]) for i in range(2)]
+    out0, out1 = _wait(*resumed)
+    _wait(single)
+    assert (run_dir / "metrics.jsonl").read_text() == (tmp_path / "single" / "metrics.jsonl").read_text()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["devices"] == {"count": 2, "processes": 2, "kind": "cpu"} and summary["updates"] == 4
+    assert "learned policy" in out0 and "learned policy" not in out1  # the summary is printed once
