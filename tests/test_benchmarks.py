@@ -93,3 +93,23 @@ def test_bench_fedrain_tiny_run(tmp_path):
     for row in saved["rows"]:
         assert row["agent_steps_per_s"] == pytest.approx(row["seeds"] * 2 * 200 / row["median_s"])
     assert payload["rows"][0]["env"] == "ebm-v3-a2"
+
+
+def test_suite_quick_run_writes_one_record_table_and_plot(tmp_path):
+    from benchmarks import run_all
+
+    record = run_all.main(["--quick", "--only", "ebm", "invest-esg", "--out", str(tmp_path)])
+    saved = json.loads((tmp_path / "suite-quick-cpu.json").read_text())
+    assert saved["device"]["device_count"] >= 1 and saved["device"]["jax_version"] == record["device"]["jax_version"]
+    assert [(r["env"], r["n_envs"]) for r in saved["rows"]] == [("ebm-v1", 1), ("ebm-v1", 2), ("invest-esg", 1),
+                                                                ("invest-esg", 2)]
+    for row in saved["rows"]:
+        slow, fast = row["spread_env_steps_per_s"]
+        assert slow <= row["env_steps_per_s"] <= fast and row["compile_s"] > 0
+    assert [r["env"] for r in saved["references"]] == ["invest-esg"]  # climlab is skipped in --quick
+    assert saved["training"][0]["env"] == "invest-esg" and saved["training"][0]["env_steps_per_s"] > 0
+    table = (tmp_path / "suite-quick-cpu.md").read_text()
+    assert "| invest-esg | exp_default | 2 |" in table and "jax " + record["device"]["jax_version"] in table
+    assert (tmp_path / "suite-quick-cpu.png").stat().st_size > 10_000
+    # every benchmark script still wrote its own JSON beside the suite's
+    assert {p.name for p in tmp_path.glob("bench_*.json")} == {"bench_ebm-float32-cpu.json", "bench_invest_esg-cpu.json"}
