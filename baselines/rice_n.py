@@ -11,7 +11,8 @@ action entry, masks applied to the logits (masked levels get −1e9), γ = 0.92 
 (so with negotiation 0.92³ per 5-year step), every head sampled and scored at every step
 (``--mask-ignored-heads`` instead scores only the heads the stage reads, docs/rice_n.md §17;
 ``--observation factored`` trains on the factored layout, see ``jaxclimate.core.factored``). 3 seeds
-are ``vmap``ped in one compiled program. Evaluation: 10 roll-outs of the stochastic policy
+are ``vmap``ped in one compiled program, laid over every device (on a multi-core CPU, XLA host
+devices: ``XLA_FLAGS="--xla_force_host_platform_device_count=2 ..." ... --seeds 4``). Evaluation: 10 roll-outs of the stochastic policy
 per seed (the paper's "10 roll-outs under 3 seeds"); each seed's point is the mean unrounded
 (climate, economic) index of its roll-outs; we report the points, their Pareto front's
 hypervolume (reference point (0, 0), docs/rice_n.md §11.4) and the mean ΔT 2015→2100 / 2115. The
@@ -37,6 +38,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxclimate import make  # noqa: E402
+from jaxclimate import distributed  # noqa: E402
 from jaxclimate.algos.ippo import IPPOConfig, make_trainer  # noqa: E402
 from jaxclimate.envs.rice_n import evaluation as ev  # noqa: E402
 
@@ -57,14 +59,17 @@ def train_protocol(protocol: str, args) -> dict:
         rs = trainer.init(rng)
         return trainer.run(rs, config.num_updates)
 
+    # the seeds over every device (XLA host devices on a multi-core CPU: one per core)
+    placement = distributed.RunPlacement.over_devices(args.seeds)
+    keys = np.asarray(jax.random.split(jax.random.PRNGKey(args.seed), args.seeds))
     start = time.perf_counter()
-    rs, metrics = jax.jit(jax.vmap(train))(jax.random.split(jax.random.PRNGKey(args.seed), args.seeds))
-    jax.block_until_ready(rs.params)
+    rs, metrics = placement.to_host(placement.compile(jax.vmap(train), replicated_args=1)(keys))
     wall = time.perf_counter() - start
     returns = np.asarray(metrics["regions"]["episode_return"]).mean(axis=-1)  # (seeds, updates)
     evaluation = evaluate(env, params, trainer, rs.params, args)
     return {"protocol": protocol, "env_steps_per_seed": config.num_updates * config.steps_per_update,
-            "wall_seconds": wall, "config": {k: getattr(config, k) for k in ("num_envs", "num_steps", "lr", "ent_coef", "gamma", "hidden_size")},
+            "wall_seconds": wall, "devices": placement.num_devices,
+            "env_steps_per_s_incl_updates": args.seeds * config.num_updates * config.steps_per_update / wall, "config": {k: getattr(config, k) for k in ("num_envs", "num_steps", "lr", "ent_coef", "gamma", "hidden_size")},
             "mean_episode_return_first_update": returns[:, 0].tolist(), "mean_episode_return_last_update": returns[:, -1].tolist(),
             **evaluation}
 
@@ -121,7 +126,8 @@ def main(argv=None) -> dict:
         print(f"training IPPO on rice-n ({protocol}), {args.seeds} seeds × {args.steps:,} env steps ...", flush=True)
         results.append(train_protocol(protocol, args))
         r = results[-1]
-        print(f"  {r['wall_seconds']:.0f} s; return {np.mean(r['mean_episode_return_first_update']):.2f} -> "
+        print(f"  {r['wall_seconds']:.0f} s ({r['env_steps_per_s_incl_updates']:,.0f} env-steps/s incl. updates and compile, "
+              f"{r['devices']} device(s)); return {np.mean(r['mean_episode_return_first_update']):.2f} -> "
               f"{np.mean(r['mean_episode_return_last_update']):.2f}; points {np.round(r['points'], 3).tolist()}; "
               f"HV {r['hypervolume']:.3f}; T_AT 2100 {np.mean(r['temperature_2100']):.2f} °C", flush=True)
     payload = {"config": vars(args) | {"out": str(args.out)}, "device": jax.devices()[0].device_kind, "results": results}
