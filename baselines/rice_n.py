@@ -63,7 +63,7 @@ def train_protocol(protocol: str, args) -> dict:
     placement = distributed.RunPlacement.over_devices(args.seeds)
     keys = np.asarray(jax.random.split(jax.random.PRNGKey(args.seed), args.seeds))
     start = time.perf_counter()
-    rs, metrics = placement.to_host(placement.compile(jax.vmap(train), replicated_args=1)(keys))
+    rs, metrics = placement.to_host(placement.compile(train)(placement.from_host(keys)))
     wall = time.perf_counter() - start
     returns = np.asarray(metrics["regions"]["episode_return"]).mean(axis=-1)  # (seeds, updates)
     evaluation = evaluate(env, params, trainer, rs.params, args)

@@ -2,10 +2,10 @@
 
 A training run is ``vmap(train)`` over a leading *run axis* (seeds, or seeds × sweep values).
 :class:`RunPlacement` lays that axis over a one-dimensional device mesh (``NamedSharding``
-with ``PartitionSpec("runs")``) and compiles each chunk with ``jit`` and explicit in/out
-shardings: every device trains its share of the runs, with no communication inside a chunk.
-The numbers are those of the single-device program with the same keys, because each run's
-computation does not depend on where it is placed.
+with ``PartitionSpec("runs")``) and compiles each chunk as ``jit(shard_map(vmap(...)))``:
+every device trains its own runs, with no communication inside a chunk. The numbers are
+those of the single-device program with the same keys up to float32 rounding (XLA compiles a
+batch of 1 and a batch of 4 with different kernels).
 
 Several hosts (or several processes on one host) join with :func:`initialize`, JAX's own
 ``jax.distributed.initialize`` — one process per host, every process runs the same program,
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from typing import Any, Callable
 
 import jax
@@ -61,6 +62,22 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
 def _int_env(name: str) -> int | None:
     value = os.environ.get(name)
     return None if value in (None, "") else int(value)
+
+
+CPU_HOST_DEVICES_WARNING = (
+    "warning: several XLA:CPU devices in one process (--xla_force_host_platform_device_count) can deadlock "
+    "intermittently with recurrent networks (LSTM/GRU; jax 0.10.2); to use several cores, prefer one process per core "
+    "(--coordinator 127.0.0.1:PORT --num-processes N --process-id I), see the README")
+
+
+def warn_about_cpu_host_devices(placement: "RunPlacement") -> bool:
+    """Print :data:`CPU_HOST_DEVICES_WARNING` when ``placement`` uses several CPU devices of
+    this process; returns whether it did."""
+    local = [d for d in placement.mesh.devices.flat if d.process_index == jax.process_index()]
+    if len(local) > 1 and local[0].platform == "cpu":
+        print(CPU_HOST_DEVICES_WARNING, file=sys.stderr)
+        return True
+    return False
 
 
 def is_writer() -> bool:
@@ -104,18 +121,30 @@ class RunPlacement:
         return NamedSharding(self.mesh, PartitionSpec(AXIS))
 
     @property
-    def replicated(self) -> NamedSharding:
-        return NamedSharding(self.mesh, PartitionSpec())
-
-    @property
     def num_devices(self) -> int:
         return self.mesh.devices.size
 
-    def compile(self, fn: Callable, num_args: int = 1, replicated_args: int = 0) -> Callable:
-        """``jit(fn)`` whose first ``replicated_args`` arguments are the same on every device
-        (keys, sweep tables) and whose other arguments and every output carry the run axis."""
-        shardings = tuple(self.replicated if i < replicated_args else self.sharding for i in range(num_args))
-        return jax.jit(fn, in_shardings=shardings, out_shardings=self.sharding)
+    def compile(self, per_run: Callable, num_args: int = 1) -> Callable:
+        """``per_run`` (one run's function) over every device's own runs:
+        ``jit(shard_map(vmap(per_run)))`` with every argument and output split along axis 0.
+
+        ``shard_map`` rather than ``jit`` with shardings alone: under ``vmap`` a
+        ``while_loop`` whose condition depends on the batch stops when every row is done, and
+        the SPMD partitioner makes that an all-reduce across devices inside the loop. Per
+        device, each loop waits only for that device's runs, and a chunk has no communication.
+        With one run per device the plain program runs (``vmap`` over a batch of one costs
+        ~25 % on CPU for the recurrent IPPO update)."""
+        local = self.runs // self.num_devices
+
+        def on_device(*args):
+            if local == 1:
+                out = per_run(*jax.tree_util.tree_map(lambda x: x[0], args))
+                return jax.tree_util.tree_map(lambda x: x[None], out)
+            return jax.vmap(per_run)(*args)
+
+        spec = PartitionSpec(AXIS)
+        return jax.jit(jax.shard_map(on_device, mesh=self.mesh, in_specs=(spec,) * num_args, out_specs=spec,
+                                     check_vma=False))
 
     def from_host(self, tree: Any) -> Any:
         """Host arrays with the run axis first → global arrays laid out over the mesh (each

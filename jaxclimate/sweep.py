@@ -87,7 +87,7 @@ def run_sweep(options: dict[str, Any], key: str, texts: list[str], out: Path) ->
     per_run_params = placement.from_host(_per_run(params_stack, seeds)) if where == "env" else None
     per_run_hp = placement.from_host(_per_run(hp_stack, seeds)) if where == "algo" else None
 
-    init = placement.compile(jax.vmap(lambda k, p: trainer.init(k, p)), num_args=2)
+    init = placement.compile(lambda k, p: trainer.init(k, p), num_args=2)
     state = init(placement.from_host(keys), per_run_params)
     sizes = train._chunk_sizes(config.num_updates, options["chunks"])
     runners: dict[int, Any] = {}
@@ -99,7 +99,7 @@ def run_sweep(options: dict[str, Any], key: str, texts: list[str], out: Path) ->
     for n in sizes:
         if n not in runners:
             runners[n] = placement.compile(
-                jax.vmap(lambda rs, hp, p, n=n: trainer.run(rs, n, hp, p)), num_args=3)
+                lambda rs, hp, p, n=n: trainer.run(rs, n, hp, p), num_args=3)
         state, metrics = runners[n](state, per_run_hp, per_run_params)
         chunks.append(placement.to_host(metrics))
         bar.update(n * config.steps_per_update * seeds * n_values)

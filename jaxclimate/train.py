@@ -255,8 +255,10 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     seeds = options["seeds"]
     # the seed axis laid over every device of every process (one device: plain jit(vmap))
     placement = distributed.RunPlacement.over_devices(seeds)
+    if writer:
+        distributed.warn_about_cpu_host_devices(placement)
     keys = np.asarray(jax.random.split(jax.random.PRNGKey(options["seed"]), seeds))
-    state = placement.compile(jax.vmap(trainer.init), replicated_args=1)(keys)
+    state = placement.compile(trainer.init)(placement.from_host(keys))
     sizes = _chunk_sizes(config.num_updates, options["chunks"])
     ckpt = Checkpointer(run_dir / "checkpoints")
     done_chunks = 0
@@ -271,7 +273,7 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
 
     def compiled(n: int):
         if n not in runners:
-            runners[n] = placement.compile(jax.vmap(lambda rs: trainer.run(rs, n)))
+            runners[n] = placement.compile(lambda rs: trainer.run(rs, n))
         return runners[n]
 
     from tqdm.auto import tqdm
