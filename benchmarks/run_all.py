@@ -3,6 +3,7 @@
     python -m benchmarks                          # the full suite (CPU: ~20 min on 2 cores)
     python -m benchmarks --quick                  # a smoke run (CI): tiny batches, one repeat
     python -m benchmarks --envs 1 256 4096 65536  # a GPU: up to 65,536 parallel envs
+    python -m benchmarks --reuse ebm              # the ebm rows from its saved JSON, the rest measured
 
 Runs ``bench_ebm``, ``bench_climate_mitigation``, ``bench_rice_n``, ``bench_invest_esg`` and
 ``bench_fedrain`` (each still writes its own JSON), then writes one record of the whole:
@@ -52,15 +53,14 @@ def _row(env: str, variant: str, n_envs: int, rate: float, median_s: float, comp
             "spread_env_steps_per_s": _spread(rate, median_s, runs_s), "compile_s": compile_s, **extra}
 
 
-# --- one function per benchmark: its arguments, and its payload as suite rows -------------------------
+# --- per benchmark: its module, its arguments, the file it saves, and its payload as suite rows ---------
 
 
-def ebm(envs: list[int], quick: bool, out: Path) -> tuple[list, list, list]:
-    from benchmarks import bench_ebm
+def _ebm_argv(envs, quick):
+    return ["--envs", *map(str, envs)] + (["--steps", "20", "--repeats", "1", "--no-reference"] if quick else [])
 
-    argv = ["--envs", *map(str, envs), "--out", str(out)]
-    argv += ["--steps", "20", "--repeats", "1", "--no-reference"] if quick else []
-    p = bench_ebm.main(argv)
+
+def _ebm_rows(p):
     rows = [_row("ebm-v1", p["dtype"], r["n_envs"], r["env_steps_per_s"], r["median_s"], r["compile_s"], r.get("runs_s"))
             for r in p["jaxclimate"]]
     ref = p.get("reference")
@@ -69,15 +69,17 @@ def ebm(envs: list[int], quick: bool, out: Path) -> tuple[list, list, list]:
     return rows, refs, []
 
 
-def climate_mitigation(envs: list[int], quick: bool, out: Path) -> tuple[list, list, list]:
-    from benchmarks import bench_climate_mitigation
+def _climate_argv(envs, quick):
+    return ["--envs", *map(str, envs)] + (
+        ["--steps", "35", "--repeats", "1", "--no-cicero", "--no-full-window-row", "--train-steps", "140",
+         "--train-envs", "4", "--train-engines", "gru"] if quick else [])
 
-    argv = ["--envs", *map(str, envs), "--out", str(out)]
-    argv += (["--steps", "35", "--repeats", "1", "--no-cicero", "--no-full-window-row", "--train-steps", "140",
-              "--train-envs", "4", "--train-engines", "gru"] if quick else [])
-    p = bench_climate_mitigation.main(argv)
+
+def _climate_rows(p):
+    # the CICERO-SCM oracle engine (pure_callback) is the reference, timed at one batch size
+    engine_rows = [r for r in p["rows"] if "full window" not in r["engine"] and "compile_s" in r]
     rows = [_row("climate-mitigation", r["engine"], r["n_envs"], r["env_steps_per_s"], r["median_s"], r["compile_s"],
-                 r.get("runs_s")) for r in p["rows"] if "full window" not in r["engine"]]
+                 r.get("runs_s")) for r in engine_rows]
     ref = p.get("reference")
     refs = [{"env": "climate-mitigation", "name": f"{ref['engine']} (measured here)",
              "env_steps_per_s": ref["env_steps_per_s"]}] if ref else []
@@ -86,27 +88,29 @@ def climate_mitigation(envs: list[int], quick: bool, out: Path) -> tuple[list, l
     return rows, refs, training
 
 
-def rice_n(envs: list[int], quick: bool, out: Path) -> tuple[list, list, list]:
+def _rice_argv(envs, quick):
+    return ["--envs", *map(str, envs), "--variants", "step + mask"] + (
+        ["--protocols", "none", "--repeats", "1"] if quick else ["--protocols", "none", "bilateral"])
+
+
+def _rice_rows(p):
     from benchmarks import bench_rice_n
 
-    argv = ["--envs", *map(str, envs), "--out", str(out), "--variants", "step + mask"]
-    argv += ["--protocols", "none", "--repeats", "1"] if quick else ["--protocols", "none", "bilateral"]
-    p = bench_rice_n.main(argv)
     rows = [_row("rice-n", f"{r['protocol']}, {r['what']}", r["n_envs"], r["env_steps_per_s"], r["median_s"],
                  r["compile_s"], r.get("runs_s")) for r in p["rows"]]
-    quoted = bench_rice_n.ORIGINAL_ENV_STEPS_PER_S
     refs = [{"env": "rice-n", "name": f"original NumPy RICE-N, {k} (docs/rice_n.md §16)", "env_steps_per_s": v}
-            for k, v in quoted.items()]
+            for k, v in bench_rice_n.ORIGINAL_ENV_STEPS_PER_S.items()]
     return rows, refs, []
 
 
-def invest_esg(envs: list[int], quick: bool, out: Path) -> tuple[list, list, list]:
+def _invest_argv(envs, quick):
+    return ["--envs", *map(str, envs), "--markets", "exp_default"] + (
+        ["--repeats", "1", "--train-updates", "1", "--seeds", "1", "--presets", "paper_sb3", "--hidden", "8"] if quick else [])
+
+
+def _invest_rows(p):
     from benchmarks import bench_invest_esg
 
-    argv = ["--envs", *map(str, envs), "--out", str(out)]
-    argv += (["--markets", "exp_default", "--repeats", "1", "--train-updates", "1", "--seeds", "1",
-              "--presets", "paper_sb3", "--hidden", "8"] if quick else ["--markets", "exp_default"])
-    p = bench_invest_esg.main(argv)
     rows = [_row("invest-esg", r["market"], r["envs"], r["env_steps_per_s"], r["median_s"], r["compile_s"], r.get("runs_s"))
             for r in p["env_rows"] if "fresh" not in r["market"]]
     refs = [{"env": "invest-esg", "name": "original NumPy InvestESG, exp_default (docs/invest_esg.md)",
@@ -116,22 +120,38 @@ def invest_esg(envs: list[int], quick: bool, out: Path) -> tuple[list, list, lis
     return rows, refs, training
 
 
-def fedrain(envs: list[int], quick: bool, out: Path) -> tuple[list, list, list]:
-    from benchmarks import bench_fedrain
+def _fedrain_argv(envs, quick):
+    return (["--envs", "ebm-v3-a2", "--seeds", "1", "--steps", "200", "--repeats", "1", "--hidden", "8"] if quick
+            else ["--envs", "ebm-v1", "ebm-v3-a6", "--seeds", "1", "10", "--steps", "400", "--repeats", "3"])
 
-    argv = ["--out", str(out)]
-    argv += (["--envs", "ebm-v3-a2", "--seeds", "1", "--steps", "200", "--repeats", "1", "--hidden", "8"] if quick
-             else ["--envs", "ebm-v1", "ebm-v3-a6", "--seeds", "1", "10", "--steps", "400", "--repeats", "3"])
-    p = bench_fedrain.main(argv)
+
+def _fedrain_rows(p):
     training = [{"env": r["env"], "what": f"federated DDPG, {r['agents']} agent(s) × {r['seeds']} seed(s), agent-steps/s",
                  "env_steps_per_s": r["agent_steps_per_s"], "compile_s": r["compile_s"], "median_s": r["median_s"]}
                 for r in p["rows"]]
     return [], [], training
 
 
-BENCHMARKS: dict[str, Callable[[list[int], bool, Path], tuple[list, list, list]]] = {
-    "ebm": ebm, "climate-mitigation": climate_mitigation, "rice-n": rice_n, "invest-esg": invest_esg, "fedrain": fedrain,
+# name: (module, saved file stem, argv(envs, quick), rows(payload))
+BENCHMARKS: dict[str, tuple[str, str, Callable, Callable]] = {
+    "ebm": ("bench_ebm", "bench_ebm-float32", _ebm_argv, _ebm_rows),
+    "climate-mitigation": ("bench_climate_mitigation", "bench_climate_mitigation", _climate_argv, _climate_rows),
+    "rice-n": ("bench_rice_n", "bench_rice_n", _rice_argv, _rice_rows),
+    "invest-esg": ("bench_invest_esg", "bench_invest_esg", _invest_argv, _invest_rows),
+    "fedrain": ("bench_fedrain", "bench_fedrain", _fedrain_argv, _fedrain_rows),
 }
+
+
+def run_benchmark(name: str, envs: list[int], quick: bool, out: Path, reuse: bool) -> tuple[list, list, list]:
+    """Run one benchmark (or, with ``reuse``, read the JSON it saved in ``out``) as suite rows."""
+    import importlib
+
+    module, stem, argv, rows = BENCHMARKS[name]
+    saved = out / f"{stem}-{jax.default_backend()}.json"
+    if reuse and saved.exists():
+        print(f"(reusing {saved})")
+        return rows(json.loads(saved.read_text()))
+    return rows(importlib.import_module(f"benchmarks.{module}").main(argv(envs, quick) + ["--out", str(out)]))
 
 
 # --- the record, the table, the plot --------------------------------------------------------------------
@@ -140,7 +160,8 @@ BENCHMARKS: dict[str, Callable[[list[int], bool, Path], tuple[list, list, list]]
 def markdown(record: dict) -> str:
     d = record["device"]
     lines = [f"Device: {d['device_count']} × {d['device_kind']} ({d['backend']}), jax {d['jax_version']}, "
-             f"{'quick smoke run' if record['quick'] else 'full suite'}, {record['wall_s']:.0f} s in all.", "",
+             f"{'quick smoke run' if record['quick'] else 'full suite'}, {record['wall_s']:.0f} s in all"
+             + (f" (rows of {', '.join(record['reused'])} read from their saved JSON)" if record.get("reused") else "") + ".", "",
              "| environment | variant | parallel envs | env-steps/s (median) | spread over runs | compile s |",
              "|---|---|---:|---:|---:|---:|"]
     for r in record["rows"]:
@@ -191,6 +212,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--quick", action="store_true", help="smoke run: parallel envs 1 and 2, one repeat, tiny training")
     p.add_argument("--envs", type=int, nargs="+", help=f"parallel env counts (default {DEFAULT_ENVS}; --quick: 1 2)")
     p.add_argument("--only", nargs="+", choices=list(BENCHMARKS), help="run only these benchmarks")
+    p.add_argument("--reuse", nargs="+", choices=list(BENCHMARKS), default=[],
+                   help="read these benchmarks' saved JSON in --out instead of running them again")
     p.add_argument("--out", type=Path, default=None, help="results folder (default benchmarks/results)")
     args = p.parse_args(argv)
     envs = args.envs or ([1, 2] if args.quick else DEFAULT_ENVS)
@@ -199,14 +222,14 @@ def main(argv: list[str] | None = None) -> dict:
     out = RESULTS_DIR if args.out is None else args.out
     out.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {"device": device_info(), "quick": args.quick, "envs": envs, "rows": [], "references": [],
-                              "training": [], "benchmarks": {}}
+                              "training": [], "benchmarks": {}, "reused": args.reuse}
     start = time.perf_counter()
-    for name, bench in BENCHMARKS.items():
+    for name in BENCHMARKS:
         if args.only and name not in args.only:
             continue
         print(f"\n=== {name} ===", flush=True)
         t0 = time.perf_counter()
-        rows, refs, training = bench(envs, args.quick, out)
+        rows, refs, training = run_benchmark(name, envs, args.quick, out, name in args.reuse)
         record["rows"] += rows
         record["references"] += refs
         record["training"] += training
