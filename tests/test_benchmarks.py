@@ -113,3 +113,13 @@ def test_suite_quick_run_writes_one_record_table_and_plot(tmp_path):
     assert (tmp_path / "suite-quick-cpu.png").stat().st_size > 10_000
     # every benchmark script still wrote its own JSON beside the suite's
     assert {p.name for p in tmp_path.glob("bench_*.json")} == {"bench_ebm-float32-cpu.json", "bench_invest_esg-cpu.json"}
+
+
+def test_ippo_update_ceiling_tiny_run(tmp_path):
+    from benchmarks import bench_ippo_update_ceiling
+
+    payload = bench_ippo_update_ceiling.main(["--learners", "2", "--num-envs", "4", "--minibatches", "2", "--num-steps", "5",
+                                              "--epochs", "1", "--repeats", "2", "--out", str(tmp_path)])
+    saved = json.loads(next(tmp_path.glob("bench_ippo_update_ceiling-*.json")).read_text())
+    assert saved["env_steps_per_s_ceiling"] == pytest.approx(4 * 5 / saved["update_s"]) and len(saved["runs_s"]) == 2
+    assert payload["update_s"] == saved["update_s"] > 0
