@@ -116,7 +116,7 @@ def train_row(env_id: str, regime: str, algo: str, condition: str, args) -> dict
     wall = time.perf_counter() - start
     profiles_after_episode = profile_evaluator(env, params, trainer)
     row = {"env": env_id, "regime": regime, "algo": algo, "condition": condition, "seeds": args.seeds, "steps": args.steps,
-           "agents": env.num_agents, "compile_s": compile_s, "train_s": wall,
+           "agents": env.num_agents, "config_overrides": overrides, "compile_s": compile_s, "train_s": wall,
            "agent_steps_per_s": args.seeds * env.num_agents * args.steps / wall,
            "episode_return": {"first": returns[:, 0].mean(axis=0).tolist(), "last": returns[:, -1].mean(axis=0).tolist()},
            "local": band_statistics(np.asarray(profiles_after_episode(local_policy(state))), params.target)}
@@ -220,15 +220,16 @@ def main(argv=None) -> dict:
     static = np.asarray(static_baseline()[1]).tolist()
     records = {}
     for algo in args.algos:
-        config_overrides(args.set, CONFIGS[algo])  # a bad --set fails now, not after hours of earlier rows
+        overrides = config_overrides(args.set, CONFIGS[algo])  # a bad --set fails now, not after hours of earlier rows
         path = args.out / f"fedrain_{algo}_{args.condition}.json"
         record = json.loads(path.read_text()) if path.exists() else {"algo": algo, "condition": args.condition, "rows": {}}
         record.update(static_climlab=static, device=jax.devices()[0].device_kind, jax=jax.__version__)
         for env_id in args.envs:
             for regime in (["nofed"] if env_id == "ebm-v1" else args.regimes):
                 key = f"{env_id}/{regime}"
-                if key in record["rows"] and record["rows"][key]["seeds"] == args.seeds and record["rows"][key]["steps"] == args.steps:
-                    continue  # done in an earlier (interrupted) run
+                done = record["rows"].get(key, {})
+                if (done.get("seeds"), done.get("steps"), done.get("config_overrides", {})) == (args.seeds, args.steps, overrides):
+                    continue  # done in an earlier (interrupted) run with the same settings
                 print(f"training {algo} {key} ({args.condition}) ...", flush=True)
                 record["rows"][key] = train_row(env_id, regime, algo, args.condition, args)
                 add_gains(record["rows"])

@@ -60,3 +60,10 @@ def test_fedrain_baseline_tiny_run_and_resume(tmp_path):
     assert np.allclose(saved["static_climlab"], np.asarray(area_weighted_rmse_bands(np.asarray(module.static_baseline()[0]), TARGET)))
     again = module.main(argv)  # every row is already there: nothing is retrained
     assert again["ddpg"]["rows"]["ebm-v1/nofed"]["train_s"] == rows["ebm-v1/nofed"]["train_s"]
+    assert saved["rows"]["ebm-v1/nofed"]["config_overrides"] == {"learning_starts": 100, "hidden_size": 16}
+    # other settings are another row: it is retrained, not read back
+    changed = module.main(["--envs", "ebm-v1", "--seeds", "2", "--steps", "1000", "--set", "learning_starts=100",
+                           "--set", "hidden_size=8", "--out", str(tmp_path), "--no-plot"])
+    row = changed["ddpg"]["rows"]["ebm-v1/nofed"]
+    assert row["config_overrides"] == {"learning_starts": 100, "hidden_size": 8}
+    assert row["train_s"] != rows["ebm-v1/nofed"]["train_s"]
