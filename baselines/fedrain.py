@@ -100,9 +100,8 @@ def band_statistics(profiles: np.ndarray, target: np.ndarray) -> dict:
             "best_seed": int(np.argmin(rmse.mean(axis=1))), "profiles": np.round(profiles, 4).tolist()}
 
 
-def train_row(env_id: str, regime: str, algo: str, condition: str, args) -> dict:
+def train_row(env_id: str, regime: str, algo: str, condition: str, args, overrides: dict) -> dict:
     env, params = make(env_id, ignore_albedo_actions=condition == "paper")
-    overrides = config_overrides(args.set, CONFIGS[algo])
     config = CONFIGS[algo](total_timesteps=args.steps, federation_period=REGIMES[regime], **overrides)
     trainer = make_trainer(env, params, config)
     keys = jnp.stack([jax.random.PRNGKey(seed) for seed in range(1, args.seeds + 1)])  # seeds 1..10, as the paper
@@ -231,7 +230,7 @@ def main(argv=None) -> dict:
                 if (done.get("seeds"), done.get("steps"), done.get("config_overrides", {})) == (args.seeds, args.steps, overrides):
                     continue  # done in an earlier (interrupted) run with the same settings
                 print(f"training {algo} {key} ({args.condition}) ...", flush=True)
-                record["rows"][key] = train_row(env_id, regime, algo, args.condition, args)
+                record["rows"][key] = train_row(env_id, regime, algo, args.condition, args, overrides)
                 add_gains(record["rows"])
                 atomic_write_text(path, json.dumps(record, indent=1) + "\n")
                 print(f"  {record['rows'][key]['train_s']:.0f} s ({record['rows'][key]['agent_steps_per_s']:,.0f} agent-steps/s)", flush=True)
