@@ -2,10 +2,12 @@
 speed itself is measured by running the scripts, not here)."""
 
 import json
+import os
 
 import pytest
 
 from benchmarks import bench_ebm
+from jaxclimate.algos.off_policy import DDPGConfig, deterministic_update_flops
 
 
 def test_bench_ebm_tiny_run_writes_consistent_json(tmp_path):
@@ -90,8 +92,17 @@ def test_bench_fedrain_tiny_run(tmp_path):
                                   "--hidden", "16", "--out", str(tmp_path)])
     saved = json.loads(next(tmp_path.glob("bench_fedrain-*.json")).read_text())
     assert [(r["agents"], r["seeds"]) for r in saved["rows"]] == [(2, 1), (2, 2)]
+    peak = saved["matmul_peak_gflop_s_per_device"]
+    assert peak > 0
+    config = DDPGConfig(hidden_size=16)
+    flops = deterministic_update_flops(config, 48, 99)  # ebm-v3 with 2 agents: obs 48, act 99
+    row_flops = 10 * 2 * ((20_000 - 1000) * (flops["per_agent_step"] - flops["act"]) + 20_000 * flops["act"])
     for row in saved["rows"]:
         assert row["agent_steps_per_s"] == pytest.approx(row["seeds"] * 2 * 200 / row["median_s"])
+        assert row["mflop_per_agent_step"] == pytest.approx(flops["per_agent_step"] / 1e6)
+        assert row["achieved_gflop_s"] == pytest.approx(row["agent_steps_per_s"] * flops["per_agent_step"] / 1e9)
+        assert row["fraction_of_peak"] == pytest.approx(row["achieved_gflop_s"] / peak)
+        assert row["row_at_peak_minutes"] == pytest.approx(row_flops / (peak * 1e9 * os.cpu_count()) / 60)
     assert payload["rows"][0]["env"] == "ebm-v3-a2"
 
 
