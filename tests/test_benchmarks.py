@@ -23,9 +23,12 @@ def test_bench_ebm_tiny_run_writes_consistent_json(tmp_path):
         assert row["env_steps_per_s"] == pytest.approx(row["n_envs"] * 4 / row["median_s"])
     ref = saved["reference"]
     if ref is not None:  # climlab installed (the dev extra)
-        assert ref["env_step_s"] > ref["model_step_s"] > 0
+        # Both are timings of a 2-step run: their order is noise on a busy CI machine, so only
+        # their sign and the ratios derived from them are checked.
+        assert ref["env_step_s"] > 0 and ref["model_step_s"] > 0
         row = saved["jaxclimate"][0]
         assert row["speedup_vs_env_step"] == pytest.approx(ref["env_step_s"] / (row["us_per_env_step"] * 1e-6))
+        assert row["speedup_vs_model_step"] == pytest.approx(ref["model_step_s"] / (row["us_per_env_step"] * 1e-6))
     assert payload["jaxclimate"][0]["n_envs"] == 1
 
 
