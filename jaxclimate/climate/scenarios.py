@@ -53,8 +53,8 @@ def _check(bounds: tuple[float, float], alpha: float, smoothing: str) -> None:
 
 
 def smooth_numpy(raw: np.ndarray, alpha: float = ALPHA, smoothing: Smoothing = "log1p") -> np.ndarray:
-    """Smoothed multipliers d (61, n_gases) from raw draws, as a sequential loop (exact
-    reference for the golden files)."""
+    """Smoothed multipliers d (61, n_gases) from raw draws, as a sequential loop (the
+    reference for the golden files, to a few ulps: numpy's log1p/expm1 differ by CPU)."""
     raw = np.asarray(raw, np.float64)
     if smoothing == "log1p":
         u = np.log1p(raw)
