@@ -13,14 +13,17 @@ algorithm and condition; "local" actors (each agent's own, before the final aver
 for fed05/fed10, the "global" averaged one. ``--condition paper`` runs with
 ``ignore_albedo_actions=True`` (the published runs: albedo actions had no effect under climlab
 0.8.2); ``default`` lets them act. Results go to ``baselines/results/fedrain_<algo>_<condition>.json``
-(rows are added as they finish: an interrupted run continues where it stopped), figures to
+(rows are added as they finish: an interrupted run continues where it stopped, and runs side
+by side — one row per core, ``taskset -c N`` — add their rows to the same file), figures to
 ``fedrain_<algo>_<condition>.png``; the paper's numbers (``baselines/data``) are printed alongside.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -213,6 +216,23 @@ def plot(rows: dict, static: list, path: Path, title: str, algo: str) -> None:
     plt.close(fig)
 
 
+def save_row(path: Path, record: dict, key: str, row: dict) -> dict:
+    """Add one finished row to the results file and return the file's record. The file is read
+    again under an exclusive lock on its folder, so rows that other runs beside this one finished
+    meanwhile are kept, not overwritten by this run's older copy; ``record``'s header fields win."""
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        on_disk = json.loads(path.read_text()) if path.exists() else {"rows": {}}
+        merged = {**on_disk, **{k: v for k, v in record.items() if k != "rows"}}
+        merged["rows"] = {**on_disk["rows"], key: row}
+        add_gains(merged["rows"])
+        atomic_write_text(path, json.dumps(merged, indent=1) + "\n")
+    finally:
+        os.close(folder)  # closing the descriptor releases the lock
+    return merged
+
+
 def main(argv=None) -> dict:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -230,9 +250,7 @@ def main(argv=None) -> dict:
                 if (done.get("seeds"), done.get("steps"), done.get("config_overrides", {})) == (args.seeds, args.steps, overrides):
                     continue  # done in an earlier (interrupted) run with the same settings
                 print(f"training {algo} {key} ({args.condition}) ...", flush=True)
-                record["rows"][key] = train_row(env_id, regime, algo, args.condition, args, overrides)
-                add_gains(record["rows"])
-                atomic_write_text(path, json.dumps(record, indent=1) + "\n")
+                record = save_row(path, record, key, train_row(env_id, regime, algo, args.condition, args, overrides))
                 print(f"  {record['rows'][key]['train_s']:.0f} s ({record['rows'][key]['agent_steps_per_s']:,.0f} agent-steps/s)", flush=True)
         print_rows(record["rows"], algo, args.condition, static)
         if not args.no_plot:

@@ -67,3 +67,18 @@ def test_fedrain_baseline_tiny_run_and_resume(tmp_path):
     row = changed["ddpg"]["rows"]["ebm-v1/nofed"]
     assert row["config_overrides"] == {"learning_starts": 100, "hidden_size": 8}
     assert row["train_s"] != rows["ebm-v1/nofed"]["train_s"]
+
+
+def test_fedrain_runs_side_by_side_keep_each_others_rows(tmp_path):
+    """Two runs started from the same (empty) file each save a row: the second must not
+    overwrite the first's with its stale copy of the file."""
+    module = load("fedrain")
+    path = tmp_path / "fedrain_ddpg_default.json"
+    header = {"algo": "ddpg", "condition": "default", "rows": {}}
+    run_a, run_b = json.loads(json.dumps(header)), json.loads(json.dumps(header))  # both read before either saved
+    module.save_row(path, run_a, "ebm-v2-a6/fed05", {"train_s": 1.0})
+    merged = module.save_row(path, run_b, "ebm-v2-a6/fed10", {"train_s": 2.0})
+    saved = json.loads(path.read_text())
+    assert saved == merged
+    assert saved["rows"] == {"ebm-v2-a6/fed05": {"train_s": 1.0}, "ebm-v2-a6/fed10": {"train_s": 2.0}}
+    assert saved["algo"] == "ddpg" and saved["condition"] == "default"
