@@ -3,19 +3,105 @@
 The CPU XLA flags must be set before JAX starts its backend: jax 0.10.2 can deadlock in
 ``jit(vmap(train))`` on CPU without them (see ``jaxclimate/_xla.py``). Every test has a
 timeout (pyproject) so a hang fails instead of eating CI's budget.
+
+Each test's JAX compile time (tracing, lowering and XLA compilation in the test's own process,
+read from ``jax.monitoring``) is recorded beside its duration; ``--compile-report N`` prints the
+N slowest tests with that split at the end of the run.
+
+Compiled programs are kept in JAX's persistent compilation cache in the checkout's ignored
+``.cache/jax`` folder, shared by the xdist workers and by every subprocess the tests start
+(CLI runs, notebook kernels): a clean checkout starts cold, a second run is warm.
+``JAXCLIMATE_COMPILE_CACHE=0`` runs the suite without it.
 """
 
+import os
+import time
 from pathlib import Path
 
+from jaxclimate import _cache
 from jaxclimate._xla import use_cpu_safe_xla_flags
 
 use_cpu_safe_xla_flags()
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = Path(os.environ.get("JAX_COMPILATION_CACHE_DIR") or ROOT / ".cache" / "jax")
+if not _cache.cache_disabled():
+    _cache.export_to_subprocesses(CACHE)
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+_cache.enable_compilation_cache(CACHE)
+
 DATA = Path(__file__).parent / "data"
+
+_COMPILE_EVENTS = (
+    "/jax/core/compile/jaxpr_trace_duration",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration",
+    "/jax/core/compile/backend_compile_duration",
+)
+_compile_seconds = [0.0]
+
+
+def _on_duration(event: str, duration: float, **_) -> None:
+    if event in _COMPILE_EVENTS:
+        _compile_seconds[0] += duration
+
+
+jax.monitoring.register_event_duration_secs_listener(_on_duration)
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--compile-report", type=int, default=0, metavar="N",
+        help="print the N slowest tests with their JAX compile time (this process only)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The slow tier first (stable order otherwise): with ``--dist load`` both workers start on
+    the long tests and the short ones fill the gaps, instead of one long test ending the run."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    item._jaxclimate_start = (_compile_seconds[0], time.perf_counter())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    start = getattr(item, "_jaxclimate_start", None)
+    if call.when == "teardown" and start is not None:
+        report = outcome.get_result()
+        report.user_properties.append(("compile_s", _compile_seconds[0] - start[0]))
+        report.user_properties.append(("total_s", time.perf_counter() - start[1]))
+
+
+_timings: dict[str, dict] = {}
+
+
+def pytest_runtest_logreport(report):
+    props = dict(report.user_properties)
+    if "total_s" in props and report.when == "teardown":
+        _timings[report.nodeid] = props
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    n = config.getoption("--compile-report")
+    if not n or not _timings:
+        return
+    rows = sorted(_timings.items(), key=lambda kv: -kv[1]["total_s"])
+    total = sum(t["total_s"] for t in _timings.values())
+    compiled = sum(t["compile_s"] for t in _timings.values())
+    tr = terminalreporter
+    tr.section(f"{n} slowest tests: wall and in-process JAX compile time")
+    tr.write_line(f"{'wall s':>8} {'compile s':>9} {'share':>6}  test")
+    for nodeid, t in rows[:n]:
+        share = t["compile_s"] / t["total_s"] if t["total_s"] else 0.0
+        tr.write_line(f"{t['total_s']:8.1f} {t['compile_s']:9.1f} {share:6.0%}  {nodeid}")
+    tr.write_line(f"all {len(_timings)} tests: {total:.0f} s of test time, {compiled:.0f} s compiling "
+                  f"({compiled / total:.0%}; subprocesses not counted)")
 
 
 @pytest.fixture

@@ -5,12 +5,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from baselines import gradient_alignment as ga  # noqa: E402
 
 
+@pytest.mark.slow
 def test_tiny_run_compares_gradients_of_both_engines(tmp_path):
     out = tmp_path / "ga.json"
     results = ga.main(["--scenarios", "i", "--episodes", "16", "--train-iterations", "3", "--train-episodes", "8",

@@ -21,6 +21,7 @@ def load(name: str):
     return module
 
 
+@pytest.mark.slow
 def test_invest_esg_baseline_tiny_run(tmp_path):
     out = load("invest_esg").main(["--settings", "fig3", "--steps", "2000", "--seeds", "2", "--chunks", "2", "--hidden", "8",
                                    "--episodes", "20", "--out", str(tmp_path)])
@@ -39,6 +40,7 @@ def test_invest_esg_baseline_tiny_run(tmp_path):
         assert (tmp_path / png).stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_fedrain_baseline_tiny_run_and_resume(tmp_path):
     module = load("fedrain")
     argv = ["--envs", "ebm-v1", "ebm-v3-a2", "--regimes", "fed05", "nofed", "--seeds", "2", "--steps", "1000",

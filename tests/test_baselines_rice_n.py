@@ -14,6 +14,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "baselines" / "rice_n.py"
 
 
 @pytest.mark.parametrize("flags", [[], ["--mask-ignored-heads", "--observation", "factored"]])
+@pytest.mark.slow
 def test_rice_n_baseline_tiny_run(tmp_path, flags):
     spec = importlib.util.spec_from_file_location("rice_n_baseline", SCRIPT)
     module = importlib.util.module_from_spec(spec)

@@ -22,6 +22,7 @@ def test_error_metrics_by_hand():
     assert m["kendall_tau_T"] == pytest.approx(1.0)  # ranking unchanged
 
 
+@pytest.mark.slow
 def test_shipped_gru_meets_the_policy_path_target(tmp_path):
     """The default surrogate on held-out policy paths (seed 1, never trained on): scenario (ii)
     within RMSE 5e-4 K and Kendall tau 0.99 (the paper-recipe GRU had 1.9e-3 K, tau 0.987)."""

@@ -39,6 +39,7 @@ def test_bench_ebm_rejects_bad_arguments():
         bench_ebm.parse_args(["--envs", "0"])
 
 
+@pytest.mark.slow
 def test_bench_climate_mitigation_tiny_run(tmp_path):
     from benchmarks import bench_climate_mitigation
 
@@ -55,6 +56,7 @@ def test_bench_climate_mitigation_tiny_run(tmp_path):
     assert payload["reference"] is None
 
 
+@pytest.mark.slow
 def test_bench_rice_n_tiny_run(tmp_path):
     from benchmarks import bench_rice_n
 
@@ -71,6 +73,7 @@ def test_bench_rice_n_tiny_run(tmp_path):
         bench_rice_n.parse_args(["--episodes", "0"])
 
 
+@pytest.mark.slow
 def test_bench_invest_esg_tiny_run(tmp_path):
     from benchmarks import bench_invest_esg
 
@@ -88,6 +91,7 @@ def test_bench_invest_esg_tiny_run(tmp_path):
     assert payload["training_rows"][0]["preset"] == "paper_sb3"
 
 
+@pytest.mark.slow
 def test_bench_fedrain_tiny_run(tmp_path):
     from benchmarks import bench_fedrain
 
@@ -109,6 +113,7 @@ def test_bench_fedrain_tiny_run(tmp_path):
     assert payload["rows"][0]["env"] == "ebm-v3-a2"
 
 
+@pytest.mark.slow
 def test_suite_quick_run_writes_one_record_table_and_plot(tmp_path):
     from benchmarks import run_all
 

@@ -71,6 +71,7 @@ def test_initialize_needs_a_complete_process_description(monkeypatch):
         distributed.initialize("127.0.0.1:1", num_processes=2, process_id=2)
 
 
+@pytest.mark.slow
 def test_seeds_over_four_devices_equal_one_device(tmp_path):
     """4 seeds, one per device, against the same 4 seeds vmapped on one device: the same
     numbers to float32 rounding (XLA compiles a batch of 1 and of 4 with different kernels)."""
@@ -87,6 +88,7 @@ def test_seeds_over_four_devices_equal_one_device(tmp_path):
     assert summary["devices"] == {"count": 4, "processes": 1, "kind": "cpu"}
 
 
+@pytest.mark.slow
 def test_two_processes_equal_one_process_and_resume(tmp_path):
     """Two processes on loopback (gloo collectives), interrupted after a chunk and resumed,
     end with exactly the metrics of one process holding both devices; process 0 alone writes.

@@ -13,6 +13,7 @@ TINY = ["--network", "mlp", "--total-timesteps", "560", "--num-envs", "4", "--se
         "--set", "update_epochs=1", "--chunks", "2", "--reservoir", "6", "--quiet", "--no-plots"]
 
 
+@pytest.mark.slow
 def test_each_value_equals_its_own_run(tmp_path):
     assert sweep.main(["damage_coefficient=0.003,0.03", *TINY, "--seeds", "2", "--out", str(tmp_path / "s")]) == 0
     result = json.loads((tmp_path / "s" / "sweep.json").read_text())

@@ -12,6 +12,7 @@ TINY = ["--network", "mlp", "--total-timesteps", "1120", "--num-envs", "4", "--s
         "--set", "update_epochs=1", "--chunks", "4", "--checkpoint-every", "1", "--reservoir", "6", "--quiet"]
 
 
+@pytest.mark.slow
 def test_resume_gives_the_uninterrupted_result(tmp_path):
     whole = train.run(train.build_options(TINY + ["--run-dir", str(tmp_path / "whole"), "--no-plots"]))
     part_dir = tmp_path / "part"
@@ -33,6 +34,7 @@ def test_resume_gives_the_uninterrupted_result(tmp_path):
         assert (part_dir / png).stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_two_seeds_in_one_program(tmp_path):
     result = train.run(train.build_options(TINY + ["--seeds", "2", "--chunks", "1", "--run-dir", str(tmp_path), "--no-plots"]))
     row = json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[-1])
@@ -64,6 +66,7 @@ DDPG_TINY = ["--env", "ebm-v3-a2", "--algo", "ddpg", "--fed", "1", "--seeds", "2
              "--checkpoint-every", "1", "--set", "learning_starts=50", "--set", "hidden_size=16", "--set", "batch_size=16", "--quiet"]
 
 
+@pytest.mark.slow
 def test_ddpg_federated_resume_gives_the_uninterrupted_result(tmp_path):
     """The same CLI trains off-policy learners: FedAvg every episode, two seeds, and --resume
     after an interruption ends bit-identical to an uninterrupted run (buffers included)."""

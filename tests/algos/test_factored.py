@@ -71,6 +71,7 @@ def test_factored_minibatches_take_whole_environments():
 
 
 @pytest.mark.parametrize("share", [True, False])
+@pytest.mark.slow
 def test_ippo_on_factored_env_equals_ippo_on_flat_env(share):
     # One minibatch per epoch: the minibatch order is then only a summation order, so both
     # layouts take the same gradient steps from the same weights (float32 rounding apart).

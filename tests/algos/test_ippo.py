@@ -15,6 +15,7 @@ def final_returns(metrics, group, last=5):
 
 
 @pytest.mark.parametrize("share", [False, True], ids=["independent", "shared"])
+@pytest.mark.slow
 def test_contextual_bandit_all_heads_learn(share):
     """Four groups (discrete, multi-discrete, multi-binary, continuous heads) each learn to
     answer their cue; ignoring the cue gives 0.25–0.5."""
@@ -43,6 +44,7 @@ def test_memory_probe_needs_recurrence(network, solves):
     assert (score > 0.9) if solves else (score < 0.7), score
 
 
+@pytest.mark.slow
 def test_seeds_and_hyperparameters_vmap_in_one_program():
     """jit(vmap(train)) over 4 seeds equals 4 separate runs; a vmapped lr changes the result."""
     env = Memory()
@@ -61,6 +63,7 @@ def test_seeds_and_hyperparameters_vmap_in_one_program():
     assert not np.allclose(leaf[0], leaf[1])
 
 
+@pytest.mark.slow
 def test_chunked_run_equals_one_run():
     """init + run(2) + run(1) gives exactly the same parameters as one run of 3 updates."""
     env = Memory()
@@ -75,6 +78,7 @@ def test_chunked_run_equals_one_run():
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow
 def test_scenario_i_learns_full_energy_effort():
     """Paper Fig. 4: in scenario (i) every country learns full energy effort and nothing
     else (methane/agriculture levers do nothing there but cost; adaptation is pure cost)."""

@@ -55,6 +55,7 @@ def test_separate_optimizers_clip_actor_and_critic_alone():
         IPPOConfig(separate_optimizers=True, network="lstm")
 
 
+@pytest.mark.slow
 def test_identical_init_and_learning_starts():
     env, params = invest_esg()
     config = IPPOConfig(**TINY, identical_init=True, learning_starts={"companies": 20})
@@ -86,6 +87,7 @@ class RecordCompanyActions:
         return {"actions": log, "t": state["t"] + 1}, actions, jnp.full(env_state.time.shape, self.weight)
 
 
+@pytest.mark.slow
 def test_lock_in_repeats_decisions_and_zero_weights_train_nothing():
     env, params = invest_esg()
     hook = RecordCompanyActions(10, 0.0)
@@ -104,6 +106,7 @@ def test_lock_in_repeats_decisions_and_zero_weights_train_nothing():
                               np.asarray(rs.params[COMPANIES]["actor_out"]["kernel"]))
 
 
+@pytest.mark.slow
 def test_episode_metrics_reach_the_update_metrics():
     env, params = invest_esg()
     config = IPPOConfig(**{**TINY, "num_steps": 100, "total_timesteps": 200, "minibatch_size": 50})

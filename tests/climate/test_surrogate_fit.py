@@ -94,6 +94,7 @@ def test_cosine_schedule_decays_from_lr_to_min_over_max_epochs():
         fit.FitConfig(schedule="linear")
 
 
+@pytest.mark.slow
 def test_init_from_starts_at_the_earlier_runs_best_weights(tiny_data, tmp_path):
     first = fit.fit(tiny_data, fit.FitConfig(**{**TINY, "max_epochs": 2}), tmp_path / "a", progress=False)
     # a learning rate too small to move float32 weights: the fine-tune keeps what it started from
@@ -116,6 +117,7 @@ def test_init_from_starts_at_the_earlier_runs_best_weights(tiny_data, tmp_path):
                 progress=False)
 
 
+@pytest.mark.slow
 def test_fit_learns_and_resume_equals_uninterrupted(tiny_data, tmp_path):
     cfg = fit.FitConfig(**TINY)
     straight = fit.fit(tiny_data, cfg, tmp_path / "a", progress=False)

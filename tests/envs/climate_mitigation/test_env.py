@@ -131,6 +131,7 @@ def test_hand_computed_first_step():
     assert not bool(terminated)
 
 
+@pytest.mark.slow
 def test_check_env_and_parameter_sweep():
     env, params = make("climate-mitigation", scenario="ii")
     variants = [

@@ -17,6 +17,7 @@ ENV_IDS = ["ebm-v1", "ebm-v2-a2", "ebm-v2-a6", "ebm-v3-a2", "ebm-v3-a6"]
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.slow
 def test_check_env(env_id):
     env, params = make(env_id)
     variants = [params, params.replace(heat_capacity=3.0e7, initial_temperature=20.0)]

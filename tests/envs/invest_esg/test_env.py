@@ -229,6 +229,7 @@ def test_episode_metrics():
     assert m["bankrupt_companies"] == 0
 
 
+@pytest.mark.slow
 def test_check_env():
     env, params = jaxclimate.make("invest-esg", config="exp_e3")  # both groups; resilience on
     variants = [params.replace(esg_preference=np.full(3, a), esg_score_observable=bool(a)) for a in (0.0, 10.0)]

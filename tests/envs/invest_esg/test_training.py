@@ -1,5 +1,6 @@
 """Learning on InvestESG: heterogeneous IPPO learns, the presets, the seeding hook and the CLI."""
 
+import pytest
 import json
 
 import jax
@@ -14,6 +15,7 @@ from jaxclimate.envs.invest_esg.report import AUTHORS_JAX, PAPER_SB3
 from jaxclimate.envs.invest_esg.rollout import RealWorldSeeding
 
 
+@pytest.mark.slow
 def test_heterogeneous_ippo_learns_the_status_quo_response():
     """Gaussian companies and Bernoulli investors, independent learners. Under the status quo
     mitigation only costs a company, so profit-driven companies learn to cut it and their
@@ -64,6 +66,7 @@ def test_scripted_companies_of_exp_e2_play_their_actions():
     np.testing.assert_allclose(new.fractions[2:], 0.0)
 
 
+@pytest.mark.slow
 def test_cli_trains_invest_esg_and_reports_its_metrics(tmp_path):
     options = train.build_options([
         "--env", "invest-esg", "--preset", "paper_sb3", "--seeds", "2", "--total-timesteps", "1000", "--chunks", "2",

@@ -18,6 +18,7 @@ SMALL = [0, 5, 12, 20]
 
 @pytest.mark.parametrize("protocol, observation", [("none", "flat"), ("bilateral", "flat"), ("club", "flat"),
                                                    ("bilateral", "factored")])
+@pytest.mark.slow
 def test_check_env(protocol, observation, x64):
     # float64: domestic consumption of an export-saturated region is a cancellation residue
     # (docs/rice_n.md §15), so in float32 a batched reduction that sums in another order moves that
