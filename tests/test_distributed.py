@@ -23,7 +23,9 @@ TINY = ["--network", "mlp", "--total-timesteps", "560", "--num-envs", "4", "--se
 
 
 def _env(host_devices: int) -> dict:
-    env = dict(os.environ, XLA_FLAGS=f"{CPU_SAFE_XLA_FLAGS} --xla_force_host_platform_device_count={host_devices}")
+    # the suite's own flags (conftest.py: CPU-safe, compile-time optimisation) plus the device count
+    flags = os.environ.get("XLA_FLAGS") or CPU_SAFE_XLA_FLAGS
+    env = dict(os.environ, XLA_FLAGS=f"{flags} --xla_force_host_platform_device_count={host_devices}")
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     for name in (distributed.ENV_COORDINATOR, distributed.ENV_NUM_PROCESSES, distributed.ENV_PROCESS_ID):
         env.pop(name, None)
