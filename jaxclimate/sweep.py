@@ -183,6 +183,7 @@ def plot(result: dict, path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    train.configure_compile_cache(argv)
     train.initialize_distributed(argv)
     parser = argparse.ArgumentParser(prog="python -m jaxclimate.sweep", description=__doc__.split("\n\n")[0],
                                      epilog="Every other option is python -m jaxclimate.train's (see its --help).")

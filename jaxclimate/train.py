@@ -19,7 +19,10 @@ hyper-parameter set the environment provides for it (the papers' settings; the f
 default), ``--set KEY=VALUE`` any field of the algorithm's config. Training runs as compiled
 chunks under a host loop that shows progress. ``--resume RUN_DIR`` continues from the last
 checkpoint and ends exactly where an uninterrupted run would; Ctrl-C saves a checkpoint at the
-last finished chunk and exits. Seeds run in one program (``vmap``).
+last finished chunk and exits. Seeds run in one program (``vmap``). Compiled programs are kept in
+JAX's persistent compilation cache (``~/.cache/jaxclimate/xla``; see :mod:`jaxclimate._cache`), so
+a second run of the same configuration starts without recompiling; ``--no-compile-cache`` (or
+``JAXCLIMATE_COMPILE_CACHE=0``) turns it off.
 
 Examples::
 
@@ -51,7 +54,7 @@ use_cpu_safe_xla_flags()  # before JAX starts its backend (see jaxclimate/_xla.p
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-from jaxclimate import distributed  # noqa: E402
+from jaxclimate import _cache, distributed  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.registry import algorithms, get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make, registered_envs  # noqa: E402
@@ -97,6 +100,20 @@ def add_distributed_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--process-id", type=int, help=f"this process, 0..N-1 (or ${distributed.ENV_PROCESS_ID})")
 
 
+def add_cache_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-compile-cache", action="store_true",
+                        help="do not read or write JAX's persistent compilation cache (~/.cache/jaxclimate/xla)")
+
+
+def configure_compile_cache(argv: list[str] | None = None) -> Path | None:
+    """Turn the persistent compilation cache on unless ``--no-compile-cache`` is in ``argv``
+    (or ``JAXCLIMATE_COMPILE_CACHE=0``); must run before the first compilation."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_cache_flag(parser)
+    args, _ = parser.parse_known_args(argv)
+    return None if args.no_compile_cache else _cache.enable_compilation_cache()
+
+
 def initialize_distributed(argv: list[str] | None = None) -> bool:
     """Join a multi-process run when ``argv`` (or the environment) names a coordinator; must
     run before any JAX computation, so before :func:`build_options` builds the environment."""
@@ -136,6 +153,7 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_cache_flag(parser)
     add_distributed_flags(parser)
     args = parser.parse_args(argv)
 
@@ -372,6 +390,7 @@ def _print_summary(summary: dict, env, report) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    configure_compile_cache(argv)
     initialize_distributed(argv)
     options = build_options(argv)
     if distributed.is_writer():

@@ -25,8 +25,14 @@ import os
 import time
 from pathlib import Path
 
-from jaxclimate import _cache
-from jaxclimate._xla import use_cpu_safe_xla_flags
+# The suite runs on the CPU wherever it runs, a GPU machine included (each xdist worker would
+# otherwise preallocate 75 % of the GPU's memory, and the parity tolerances are CPU ones);
+# JAXCLIMATE_TEST_BACKEND=gpu (or any JAX platform name) asks for another backend. Set before
+# JAX is imported, so JAX and every subprocess the tests start read it.
+os.environ["JAX_PLATFORMS"] = os.environ.get("JAXCLIMATE_TEST_BACKEND", "cpu")
+
+from jaxclimate import _cache  # noqa: E402
+from jaxclimate._xla import use_cpu_safe_xla_flags  # noqa: E402
 
 use_cpu_safe_xla_flags()
 TEST_XLA_FLAGS = "--xla_backend_optimization_level=0"

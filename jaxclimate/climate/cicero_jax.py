@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxclimate.climate import cicero
+from jaxclimate.core.precision import at_physics_precision
 
 IDTM = 24  # carbon-cycle sub-steps per year
 LDTIME = 12  # ocean sub-steps per year
@@ -525,6 +526,7 @@ class CiceroJAX:
         return state._replace(tn=T[:, 0], ts=T[:, 1], fn_prev=fn, fs_prev=fs, dtemp=out["dT_glob"]), out
 
     # -- one year, and whole runs -------------------------------------------------------------
+    @at_physics_precision
     def step(self, state: CiceroState, emissions_t: jax.Array) -> tuple[CiceroState, dict[str, jax.Array]]:
         """Simulate year 1900 + ``state.year_index`` with the controllable emissions
         ``emissions_t`` (5,) (CO2_FF, CO2_AFOLU, CH4, N2O, SO2); returns the new state and the
@@ -538,6 +540,7 @@ class CiceroJAX:
         out = {**temps, **{f"F_{k}": v for k, v in forcing.items()}, "CO2": state.x_co2, "CH4": state.ch4, "N2O": state.n2o}
         return state._replace(year_index=state.year_index + 1), out
 
+    @at_physics_precision
     def run_years(self, state: CiceroState, emissions: jax.Array) -> tuple[CiceroState, dict[str, jax.Array]]:
         """``lax.scan`` of :meth:`step` over ``emissions`` (years, 5)."""
         return jax.lax.scan(self.step, state, jnp.asarray(emissions, self.dtype))

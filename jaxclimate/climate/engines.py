@@ -31,6 +31,7 @@ from jaxclimate.climate import cicero
 from jaxclimate.climate import surrogate as sg
 from jaxclimate.climate.weights_io import Surrogate, load_surrogate
 from jaxclimate.core import struct
+from jaxclimate.core.precision import at_physics_precision
 
 
 @struct.dataclass
@@ -94,6 +95,7 @@ class SurrogateEngine:
         window = self._baseline[i - 1 - self.window_length : i]
         return float(self.surrogate.predict(jnp.asarray(window)))
 
+    @at_physics_precision
     def step(self, state: SurrogateEngineState, emissions_t: jax.Array) -> tuple[SurrogateEngineState, jax.Array]:
         _check_emissions_shape(emissions_t)
         emissions_t = jnp.asarray(emissions_t, jnp.float32)
@@ -221,6 +223,7 @@ class CiceroJaxEngine:
         """dT_glob_air of the year before ``start_year`` on SSP2-4.5."""
         return self._initial_temperature
 
+    @at_physics_precision
     def step(self, state: Any, emissions_t: jax.Array) -> tuple[Any, jax.Array]:
         _check_emissions_shape(emissions_t)
         state, outputs = self.model.step(state, emissions_t)

@@ -41,6 +41,7 @@ import optax
 
 from jaxclimate.climate import dataset as ds
 from jaxclimate.climate import surrogate as sg
+from jaxclimate.core.precision import at_physics_precision
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,6 +144,7 @@ def make_train_epoch(model, optimizer, data: PreparedData, batch_size: int, step
         return (optax.apply_updates(params, updates), opt_state), loss
 
     @jax.jit
+    @at_physics_precision  # the GRU's hand-written backward pass is traced here, not in apply
     def epoch(params, opt_state, key):
         (params, opt_state), losses = jax.lax.scan(step, (params, opt_state), jax.random.split(key, steps))
         return params, opt_state, losses.mean()
@@ -154,6 +156,7 @@ def make_evaluate(model, data: PreparedData, batch_size: int = 4096):
     """Jitted: (params, scenario ids (m,), target ids (m,)) -> (rmse, r2) over those samples."""
 
     @jax.jit
+    @at_physics_precision
     def evaluate(params, scenario, target):
         m = scenario.shape[0]
         n_batches = -(-m // batch_size)

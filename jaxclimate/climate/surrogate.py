@@ -25,6 +25,8 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from jaxclimate.core.precision import at_physics_precision
+
 N_GASES = 5
 
 
@@ -219,6 +221,7 @@ def _gru_last_bwd(saved, dh_last):
 _gru_last.defvjp(_gru_last_fwd, _gru_last_bwd)
 
 
+@at_physics_precision
 def apply(config: SurrogateConfig, params: Any, x: jax.Array) -> jax.Array:
     """``build_model(config).apply({"params": params}, x)`` for a batch x (B, W+1, 5); a GRU
     runs with the hand-written backward pass above (what ``fit`` trains with)."""

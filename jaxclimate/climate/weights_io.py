@@ -20,6 +20,7 @@ from flax import serialization
 from jaxclimate._io import atomic_write_bytes
 from jaxclimate.climate import cicero
 from jaxclimate.climate import surrogate as sg
+from jaxclimate.core.precision import at_physics_precision
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Surrogate:
     std: np.ndarray  # (5,)
     card: dict
 
+    @at_physics_precision
     def predict(self, windows: jax.Array) -> jax.Array:
         """Raw-unit windows (..., W+1, 5) -> dT_glob_air (K)."""
         x = sg.normalise(windows, self.mean.astype(np.float32), self.std.astype(np.float32))

@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxclimate.core import struct
+from jaxclimate.core.precision import at_physics_precision
 from jaxclimate.core.spaces import Space
 
 Obs = dict[str, jax.Array]
@@ -110,10 +111,14 @@ class Environment(Generic[StateT, ParamsT]):
     observation = None
 
     # --- provided -----------------------------------------------------------------------
+    # Both trace the environment's products at full float32 on every backend (no TF32; see
+    # jaxclimate/core/precision.py), whatever program they are traced into.
+    @at_physics_precision
     def reset(self, key: jax.Array, params: ParamsT | None = None) -> tuple[Obs, StateT]:
         params = self.default_params if params is None else params
         return self.reset_env(key, params)
 
+    @at_physics_precision
     def step(
         self, key: jax.Array, state: StateT, actions: Actions, params: ParamsT | None = None
     ) -> tuple[Obs, StateT, Rewards, jax.Array, jax.Array, Info]:

@@ -1,0 +1,65 @@
+"""The persistent compilation cache of the commands (jaxclimate/_cache.py): where it lives,
+how it is switched off, and that a second process reads back what the first compiled."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxclimate import _cache
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Compiles RICE-N's step (several seconds: above the cache's 0.3 s threshold) the way the CLI
+# sets the cache up, and prints how many compilations the persistent cache answered.
+PROGRAM = """
+import json, sys, jax, jaxclimate
+from jaxclimate import train
+hits = []
+jax.monitoring.register_event_listener(lambda event, **_: hits.append(event) if event.endswith("cache_hits") else None)
+folder = train.configure_compile_cache(sys.argv[1:])
+env, params = jaxclimate.make("rice-n")
+key = jax.random.PRNGKey(0)
+_, state = env.reset(key, params)
+jax.block_until_ready(jax.jit(env.step)(key, state, env.sample_actions(key), params))
+print(json.dumps({"folder": None if folder is None else str(folder), "hits": len(hits)}))
+"""
+
+
+def test_cache_folder_and_switch(monkeypatch, tmp_path):
+    monkeypatch.delenv(_cache.ENV_DIR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert _cache.default_cache_dir() == tmp_path / "xdg" / "jaxclimate" / "xla"
+    monkeypatch.setenv(_cache.ENV_DIR, str(tmp_path / "mine"))
+    assert _cache.default_cache_dir() == tmp_path / "mine"
+    for off in ("0", "false", "OFF"):
+        monkeypatch.setenv(_cache.ENV_SWITCH, off)
+        assert _cache.cache_disabled() and _cache.enable_compilation_cache() is None
+    monkeypatch.setenv(_cache.ENV_SWITCH, "1")
+    assert not _cache.cache_disabled()
+
+
+@pytest.mark.slow
+def test_second_process_reads_what_the_first_compiled(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_COMPILATION_CACHE") and k != _cache.ENV_SWITCH}
+    env.update({_cache.ENV_DIR: str(tmp_path / "cache"), "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"})
+
+    def run(*flags):
+        out = subprocess.run([sys.executable, "-c", PROGRAM, *flags], env=env, capture_output=True, text=True, timeout=240)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def entries():
+        return sorted(p.name for p in (tmp_path / "cache").glob("*-cache"))
+
+    off = run("--no-compile-cache")
+    assert off == {"folder": None, "hits": 0} and not (tmp_path / "cache").exists()
+    first = run()
+    assert first == {"folder": str(tmp_path / "cache"), "hits": 0}
+    written = entries()
+    assert written, "the first run wrote nothing to the cache"
+    second = run()
+    assert second["hits"] >= 1 and entries() == written  # read back, nothing compiled anew
