@@ -540,7 +540,6 @@ class CiceroJAX:
         out = {**temps, **{f"F_{k}": v for k, v in forcing.items()}, "CO2": state.x_co2, "CH4": state.ch4, "N2O": state.n2o}
         return state._replace(year_index=state.year_index + 1), out
 
-    @at_physics_precision
     def run_years(self, state: CiceroState, emissions: jax.Array) -> tuple[CiceroState, dict[str, jax.Array]]:
         """``lax.scan`` of :meth:`step` over ``emissions`` (years, 5)."""
         return jax.lax.scan(self.step, state, jnp.asarray(emissions, self.dtype))

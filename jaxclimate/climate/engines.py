@@ -223,8 +223,7 @@ class CiceroJaxEngine:
         """dT_glob_air of the year before ``start_year`` on SSP2-4.5."""
         return self._initial_temperature
 
-    @at_physics_precision
-    def step(self, state: Any, emissions_t: jax.Array) -> tuple[Any, jax.Array]:
+    def step(self, state: Any, emissions_t: jax.Array) -> tuple[Any, jax.Array]:  # CiceroJAX.step sets the precision
         _check_emissions_shape(emissions_t)
         state, outputs = self.model.step(state, emissions_t)
         return state, outputs["dT_glob_air"]

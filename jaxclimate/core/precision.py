@@ -3,7 +3,7 @@
 With no precision set, float32 matrix products on Ampere and Hopper GPUs may run as TF32
 (a 10-bit mantissa, ~1e-3 relative error), while XLA:CPU always computes them in full float32.
 Physics, climate engines and the climate surrogate (forward, fit and evaluation) must not
-depend on the backend: they are traced under :func:`physics_precision`, which gives every
+depend on the backend: they are traced under :func:`at_physics_precision`, which gives every
 ``dot_general`` and convolution they contain ``Precision.HIGHEST`` (full float32; float64
 is unaffected). Policy and value networks keep the backend's fast default
 (``POLICY_PRECISION``).
@@ -16,9 +16,8 @@ read it from the jaxpr (``tests/core/test_precision.py``).
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import jax
 
@@ -28,19 +27,12 @@ PHYSICS_PRECISION = "highest"
 POLICY_PRECISION = None
 
 
-@contextlib.contextmanager
-def physics_precision() -> Iterator[None]:
-    """Trace the products inside at :data:`PHYSICS_PRECISION`."""
-    with jax.default_matmul_precision(PHYSICS_PRECISION):
-        yield
-
-
 def at_physics_precision(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorator: ``fn`` traced (or run eagerly) under :func:`physics_precision`."""
+    """Decorator: ``fn``'s products traced (or run eagerly) at :data:`PHYSICS_PRECISION`."""
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        with physics_precision():
+        with jax.default_matmul_precision(PHYSICS_PRECISION):
             return fn(*args, **kwargs)
 
     return wrapped
