@@ -22,6 +22,7 @@ Compiled programs are kept in JAX's persistent compilation cache in the checkout
 """
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -29,7 +30,26 @@ from pathlib import Path
 # otherwise preallocate 75 % of the GPU's memory, and the parity tolerances are CPU ones);
 # JAXCLIMATE_TEST_BACKEND=gpu (or any JAX platform name) asks for another backend. Set before
 # JAX is imported, so JAX and every subprocess the tests start read it.
-os.environ["JAX_PLATFORMS"] = os.environ.get("JAXCLIMATE_TEST_BACKEND", "cpu")
+# The `gpu` tier (`python -m pytest -m gpu -n 0`) is the exception: it compares the accelerator
+# with the CPU, so it leaves every platform on and compiles as users' programs are compiled.
+def _gpu_tier_requested(argv: list[str]) -> bool:
+    """Whether the command line selects the gpu marker (``-m gpu``, ``-m "gpu and …"``)."""
+    for i, arg in enumerate(argv):
+        expr = argv[i + 1] if arg == "-m" and i + 1 < len(argv) else arg[3:] if arg.startswith("-m=") else None
+        if expr is not None and expr.split(" and ")[0].strip() == "gpu":
+            return True
+    return False
+
+
+GPU_TIER = _gpu_tier_requested(sys.argv)
+if GPU_TIER:
+    os.environ.setdefault("JAXCLIMATE_TEST_FULL_OPT", "1")
+    if "JAXCLIMATE_TEST_BACKEND" not in os.environ:
+        os.environ.pop("JAX_PLATFORMS", None)
+    else:
+        os.environ["JAX_PLATFORMS"] = os.environ["JAXCLIMATE_TEST_BACKEND"]
+else:
+    os.environ["JAX_PLATFORMS"] = os.environ.get("JAXCLIMATE_TEST_BACKEND", "cpu")
 
 from jaxclimate import _cache  # noqa: E402
 from jaxclimate._xla import use_cpu_safe_xla_flags  # noqa: E402
@@ -77,6 +97,11 @@ def pytest_collection_modifyitems(config, items):
     """The slow tier first (stable order otherwise): with ``--dist load`` both workers start on
     the long tests and the short ones fill the gaps, instead of one long test ending the run."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    accelerator = jax.default_backend() != "cpu"
+    skip = pytest.mark.skip(reason="no accelerator: JAX sees only the CPU (on a GPU machine: python -m pytest -m gpu -n 0)")
+    for item in items:
+        if item.get_closest_marker("gpu") is not None and not accelerator:
+            item.add_marker(skip)
 
 
 @pytest.hookimpl(tryfirst=True)
