@@ -50,7 +50,7 @@ def stage_command(stage: str, out: Path, dry: bool, notebooks: bool) -> list[str
         return [py, "-m", "jaxclimate.info", "--json", str(out / "info.json"), *probe]
     if stage == "tier":
         marker = "gpu" if notebooks else "gpu and not slow"
-        return [py, "-m", "pytest", "tests/gpu", "-m", marker, "-n", "0", "-p", "no:cacheprovider", "-q", "-s",
+        return [py, "-m", "pytest", "tests/gpu", "-m", marker, "-n", "0", "-p", "no:cacheprovider", "-q", "-s", "-o", "junit_family=legacy",
                 "--junitxml", str(out / "tier.xml")]
     if stage in ("roofline", "training"):
         return [py, "benchmarks/bench_accelerator.py", stage, "--out", str(out), *(["--dry-run"] if dry else [])]
@@ -115,6 +115,14 @@ def tier_summary(path: Path) -> dict:
     return {"tests": tests, **{k: sum(t["outcome"] == k for t in tests) for k in ("passed", "failed", "skipped")}}
 
 
+def _versions(cuda) -> str:
+    """CUDA versions as jax reports them (13000 → 13.0)."""
+    if not isinstance(cuda, dict) or not cuda:
+        return str(cuda or "-")
+    return ", ".join(f"{k.replace('cuda_', '')} {v // 1000}.{v % 1000 // 10}" if isinstance(v, int) else f"{k} {v}"
+                     for k, v in cuda.items())
+
+
 def _load(path: Path) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
@@ -125,7 +133,7 @@ def markdown(out: Path, stages: list[dict]) -> str:
     if info:
         dev = (info.get("devices") or [{}])[0]
         lines.append(f"Device: {dev.get('kind', '?')} ({info.get('backend', '?')}), jax {info.get('jax', '?')}, "
-                     f"jaxlib {info.get('jaxlib', '?')}, CUDA {info.get('cuda') or '-'}, Python {info.get('python', '?')}.")
+                     f"jaxlib {info.get('jaxlib', '?')}, CUDA {_versions(info.get('cuda'))}, Python {info.get('python', '?')}.")
     lines += ["", "| stage | status | wall s |", "|---|---|---:|"]
     lines += [f"| {s['stage']} | {s['status']} | {s['wall_s']:.0f} |" for s in stages]
     tier = tier_summary(out / "tier.xml")
@@ -154,6 +162,9 @@ def markdown(out: Path, stages: list[dict]) -> str:
             whole_text = f"{whole:,.0f} s ({how})" if whole is not None else "—"
             lines.append(f"| {r['row']} | {rate:,.0f} {unit} | {whole_text} | {r['target']} | "
                          f"{'yes' if r['meets_target'] else 'no'} | {r['measured']} |")
+    notes = (_load(out / "gpu_acceptance.json") or {}).get("notes")
+    if notes:
+        lines += ["", "Notes:", ""] + [f"* {n}" for n in notes]
     suite = out / "suite"
     for md in sorted(suite.glob("suite*.md")) if suite.exists() else []:
         lines += ["", f"Benchmark suite ({md.name}):", "", md.read_text().strip()]
@@ -165,7 +176,7 @@ def write_report(out: Path, stages: list[dict], dry: bool) -> None:
 
     previous = _load(out / "gpu_acceptance.json") or {}
     merged = {s["stage"]: s for s in previous.get("stages", [])} | {s["stage"]: s for s in stages}
-    record = {"dry_run": dry, "stages": [merged[s] for s in STAGES if s in merged]}
+    record = {"dry_run": dry, "stages": [merged[s] for s in STAGES if s in merged], "notes": previous.get("notes", [])}
     atomic_write_text(out / "gpu_acceptance.json", json.dumps(record, indent=1) + "\n")
     atomic_write_text(out / "gpu_acceptance.md", markdown(out, record["stages"]))
 

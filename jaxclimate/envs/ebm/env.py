@@ -26,6 +26,7 @@ import numpy as np
 
 from jaxclimate.core import struct
 from jaxclimate.core.env import Environment, EnvParams, EnvState
+from jaxclimate.core.precision import exact_divide
 from jaxclimate.core.spaces import Box
 from jaxclimate.envs.ebm import physics
 
@@ -171,13 +172,10 @@ def ordered_mean(x: jax.Array) -> jax.Array:
     right in the input dtype, then divided by N — which is how the original ebm-v3 server
     combined the agents' D, a0 and a2. ``jnp.mean`` reduces in another order and differs by
     one float32 ulp in about a third of steps, enough for an ebm-v3-a6 episode to drift
-    ~2e-6 °C from the reference. A ``lax.scan`` over the agent axis fixes the order. XLA:CPU
-    also rewrites a division by a broadcast scalar — a constant, or under ``vmap`` any
-    unbatched divisor — into a multiplication by its reciprocal, itself 1 ulp off a third of
-    the time; a divisor shaped like the sum (``total·0 + N``, opaque behind an optimisation
-    barrier) keeps the true elementwise division."""
+    ~2e-6 °C from the reference. A ``lax.scan`` over the agent axis fixes the order, and
+    ``exact_divide`` the rounding of the division by N."""
     total, _ = jax.lax.scan(lambda acc, v: (acc + v, None), x[0], x[1:])
-    return total / jax.lax.optimization_barrier(total * 0 + jnp.asarray(x.shape[0], x.dtype))
+    return exact_divide(total, x.shape[0])
 
 
 class EBMEnv(Environment[EBMState, EBMParams]):

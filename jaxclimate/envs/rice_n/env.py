@@ -31,6 +31,7 @@ import numpy as np
 from jaxclimate.core import struct
 from jaxclimate.core.env import Environment
 from jaxclimate.core.factored import FactoredBox, FactoredObs
+from jaxclimate.core.precision import exact_divide
 from jaxclimate.core.spaces import Box, MultiDiscrete
 from jaxclimate.envs.rice_n import negotiation
 from jaxclimate.envs.rice_n.dynamics import RiceState, activity_step, decode_activity, initial_state
@@ -108,14 +109,9 @@ _PRIVATE = (
 
 
 def _scaled(x: jax.Array, norm_key: str, dtype: Any = jnp.float32) -> jax.Array:
-    """float32(x) / normaliser, a correctly rounded float32 division as the reference does.
-
-    XLA rewrites a division by a constant or a broadcast scalar into a multiplication by its
-    reciprocal, which is 1 ulp off for about a third of the values; dividing by a full array
-    behind an optimisation barrier keeps the true division (observations then equal the
-    recorded ones bit for bit)."""
-    x = jnp.asarray(x).astype(jnp.float32).astype(dtype)
-    return x / jax.lax.optimization_barrier(jnp.full(x.shape, NORMS[norm_key], dtype))
+    """float32(x) / normaliser, correctly rounded as the reference divides (observations then
+    equal the recorded ones bit for bit; ``exact_divide`` says on which backends)."""
+    return exact_divide(jnp.asarray(x).astype(jnp.float32).astype(dtype), NORMS[norm_key])
 
 
 def _columns(blocks: Sequence[jax.Array], rows: int) -> jax.Array:
