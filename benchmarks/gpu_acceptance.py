@@ -56,7 +56,7 @@ def stage_command(stage: str, out: Path, dry: bool, notebooks: bool) -> list[str
         return [py, "benchmarks/bench_accelerator.py", stage, "--out", str(out), *(["--dry-run"] if dry else [])]
     envs = ["1", "4"] if dry else ["1", "256", "4096", "65536"]
     return [py, "-m", "benchmarks", "--envs", *envs, "--out", str(out / "suite"),
-            *(["--quick", "--only", "ebm", "invest-esg"] if dry else [])]
+            *(["--quick", "--only", "ebm"] if dry else [])]
 
 
 def run_stage(stage: str, out: Path, dry: bool, notebooks: bool, limit: float) -> dict:
@@ -115,11 +115,17 @@ def tier_summary(path: Path) -> dict:
     return {"tests": tests, **{k: sum(t["outcome"] == k for t in tests) for k in ("passed", "failed", "skipped")}}
 
 
+def _version(name: str, v) -> str:
+    if not isinstance(v, int):
+        return str(v)
+    return f"{v // 10000}.{v // 100 % 100}.{v % 100}" if name == "cudnn" else f"{v // 1000}.{v % 1000 // 10}"
+
+
 def _versions(cuda) -> str:
     """CUDA versions as jax reports them (13000 → 13.0)."""
     if not isinstance(cuda, dict) or not cuda:
         return str(cuda or "-")
-    return ", ".join(f"{k.replace('cuda_', '')} {v // 1000}.{v % 1000 // 10}" if isinstance(v, int) else f"{k} {v}"
+    return ", ".join(f"{k.replace('cuda_', '')} {_version(k, v)}"
                      for k, v in cuda.items())
 
 

@@ -3,11 +3,14 @@ speed itself is measured by running the scripts, not here)."""
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from benchmarks import bench_ebm
 from jaxclimate.algos.off_policy import DDPGConfig, deterministic_update_flops
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_bench_ebm_tiny_run_writes_consistent_json(tmp_path):
@@ -142,3 +145,38 @@ def test_ippo_update_ceiling_tiny_run(tmp_path):
     saved = json.loads(next(tmp_path.glob("bench_ippo_update_ceiling-*.json")).read_text())
     assert saved["env_steps_per_s_ceiling"] == pytest.approx(4 * 5 / saved["update_s"]) and len(saved["runs_s"]) == 2
     assert payload["update_s"] == saved["update_s"] > 0
+
+
+@pytest.mark.slow
+def test_gpu_acceptance_dry_run_writes_every_stage(tmp_path):
+    """``python benchmarks/gpu_acceptance.py --dry-run``: every stage's code path at tiny
+    sizes on the CPU (the gpu tier is collected and skipped), and one report of them all."""
+    from benchmarks import gpu_acceptance
+
+    assert gpu_acceptance.main(["--dry-run", "--out", str(tmp_path)]) == 0
+    record = json.loads((tmp_path / "gpu_acceptance.json").read_text())
+    assert [s["stage"] for s in record["stages"]] == list(gpu_acceptance.STAGES)
+    assert all(s["status"] == "passed" for s in record["stages"]), record["stages"]
+    tier = gpu_acceptance.tier_summary(tmp_path / "tier.xml")
+    assert tier["skipped"] >= 8 and tier["passed"] == tier["failed"] == 0
+    roofline = json.loads((tmp_path / "roofline.json").read_text())
+    assert roofline["complete"] and all(0 < r["fraction_of_roofline"] for r in roofline["rows"])
+    training = json.loads((tmp_path / "training.json").read_text())
+    assert len(training["rows"]) == 3 and all((r.get("env_steps_per_s") or r["agent_steps_per_s"]) > 0 for r in training["rows"])
+    report = (tmp_path / "gpu_acceptance.md").read_text()
+    assert "| training row |" in report and "| environment | parallel envs |" in report
+
+
+def test_readme_quotes_the_saved_suite_records():
+    """The README's CPU-vs-GPU table quotes the saved suite records (largest batch per row)."""
+    readme = (ROOT / "README.md").read_text()
+    for path, n_envs in ((ROOT / "benchmarks/results/suite-cpu.json", 4096),
+                         (ROOT / "benchmarks/results/accelerator-nvidia-h200/suite/suite-gpu.json", 65536)):
+        record = json.loads(path.read_text())
+        rows = [r for r in record["rows"] if r["n_envs"] == n_envs]
+        assert len(rows) == 6, path
+        for row in rows:
+            assert f"{row['env_steps_per_s']:,.0f}" in readme, (path.name, row["env"], row["variant"])
+        for row in record["training"]:
+            if "1 seed(s)" not in row["what"] and "ebm-v1" not in row["env"]:
+                assert f"{row['env_steps_per_s']:,.0f}" in readme, (path.name, row["what"])
