@@ -52,7 +52,7 @@ def experiment_i(out: Path, steps: int, cicero_updates: int) -> dict:
               "--set", "lr=3e-3", "--reservoir", "0", "--chunks", "1", "--quiet", "--no-plots"]
     surrogate, wall_s = _run(common + ["--total-timesteps", str(steps), "--run-dir", str(out / "scenario-i-gru")])
     cicero_steps = cicero_updates * 8 * 35
-    cicero, wall_c = _run(common + ["--engine", "cicero", "--total-timesteps", str(cicero_steps), "--run-dir", str(out / "scenario-i-cicero")])
+    cicero, wall_c = _run(common + ["--engine", "cicero", "--allow-host-callback", "--total-timesteps", str(cicero_steps), "--run-dir", str(out / "scenario-i-cicero")])
     short, wall_ss = _run(common + ["--total-timesteps", str(cicero_steps), "--run-dir", str(out / "scenario-i-gru-short")])
     return {"experiment": "i",
             "surrogate": {"wall_seconds": wall_s, "summary": surrogate},

@@ -58,7 +58,7 @@ from jaxclimate import _cache, distributed  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.registry import algorithms, get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make, registered_envs  # noqa: E402
-from jaxclimate.reporting import evaluate_policy, plot_returns  # noqa: E402
+from jaxclimate.reporting import evaluate_policies, plot_returns  # noqa: E402
 
 # --- options ----------------------------------------------------------------------------------
 
@@ -126,6 +126,12 @@ def initialize_distributed(argv: list[str] | None = None) -> bool:
         raise SystemExit(f"error: {err}") from None
 
 
+HOST_CALLBACK_REFUSED = (
+    "{env}: every step of this engine calls CICERO-SCM on the host (about 15 env-steps/s, and a host round trip per "
+    "step on a GPU); train on --engine cicero-jax (the same model in JAX, exact, compiled with the policy) or the "
+    "default surrogate, or pass --allow-host-callback to train on it anyway")
+
+
 def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
         prog="python -m jaxclimate.train", description=__doc__.split("\n\n")[0],
@@ -153,6 +159,8 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--allow-host-callback", action="store_true",
+                        help="train even where each env step calls back to the host (the climate game's cicero engine)")
     add_cache_flag(parser)
     add_distributed_flags(parser)
     args = parser.parse_args(argv)
@@ -179,6 +187,8 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         env, _ = make(args.env, **env_overrides)
     except (ValueError, TypeError) as err:
         parser.error(f"--env {args.env}: {err}")
+    if env.uses_host_callback and not args.allow_host_callback:
+        parser.error(HOST_CALLBACK_REFUSED.format(env=env.name))
     presets = env.training_report().presets(env, algo.name)
     if args.preset is not None and args.preset not in presets:
         parser.error(f"--preset: {env.name} has {sorted(presets) or 'no'} presets for {algo.name}, got {args.preset!r}")
@@ -368,7 +378,7 @@ def _finish(env, env_params, trainer, state, options, run_dir, elapsed, report, 
         summary["final_episode_metrics"] = {
             name: np.mean([r["episode"][name] for r in last], axis=(0, 1)).tolist() for name in rows[-1]["episode"]
         }
-    evaluations = [evaluate_policy(env, env_params, trainer, state, s) for s in range(options["seeds"])]
+    evaluations = evaluate_policies(env, env_params, trainer, state)
     summary.update(report.summarize(env, env_params, trainer, state, rows, evaluations, options, run_dir))
     atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     _print_summary(summary, env, report)

@@ -85,3 +85,13 @@ def test_ddpg_federated_resume_gives_the_uninterrupted_result(tmp_path):
     assert (tmp_path / "part" / "profile.png").stat().st_size > 10_000
     with pytest.raises(SystemExit):
         train.build_options(["--env", "ebm-v1", "--algo", "ddpg", "--network", "mlp"])
+
+
+def test_training_on_the_host_callback_engine_is_refused_unless_asked(capsys):
+    pytest.importorskip("ciceroscm")
+    with pytest.raises(SystemExit):
+        train.build_options(["--engine", "cicero"])
+    err = capsys.readouterr().err
+    assert "--engine cicero-jax" in err and "--allow-host-callback" in err
+    options = train.build_options(["--engine", "cicero", "--allow-host-callback"])
+    assert options["env_overrides"]["engine"] == "cicero"

@@ -164,6 +164,8 @@ def _host_temperature(emissions: np.ndarray, year: np.ndarray) -> np.ndarray:
 class CiceroEngine:
     """CICERO-SCM itself as a climate engine (host callback; see module docstring)."""
 
+    uses_host_callback = True
+
     def __init__(self, start_year: int = 2016):
         cicero.require_ciceroscm()
         self.start_year = _check_start_year(start_year, cicero.SCENARIO_START)

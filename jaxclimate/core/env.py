@@ -64,6 +64,9 @@ class Environment(Generic[StateT, ParamsT]):
 
     #: Agent groups: name -> number of agents (static).
     agents: Mapping[str, int] = {}
+    #: Whether a step calls back to the host (an external model through ``jax.pure_callback``):
+    #: such a step runs one host round trip per call, so training on it is refused unless asked for.
+    uses_host_callback: bool = False
 
     @property
     def name(self) -> str:

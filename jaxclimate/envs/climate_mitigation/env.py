@@ -255,6 +255,10 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         return f"climate-mitigation-{self.scenario}"
 
     @property
+    def uses_host_callback(self) -> bool:
+        return bool(getattr(self.engine, "uses_host_callback", False))
+
+    @property
     def default_params(self) -> MitigationParams:
         if self._initial_temperature is None:  # one engine evaluation, cached
             self._initial_temperature = self.engine.initial_temperature()

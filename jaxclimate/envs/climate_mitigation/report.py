@@ -105,12 +105,20 @@ def policy_temperatures(evaluation: dict) -> np.ndarray:
 
 
 def bau_temperatures(env, env_params) -> np.ndarray:
-    """Temperatures 2016..2065 when nobody acts (all levers at level 0)."""
-    _, state = env.reset(jax.random.PRNGKey(0), env_params)
-    step, temps = jax.jit(env.step), []
+    """Temperatures 2016..2065 when nobody acts (all levers at level 0): the episode as one
+    compiled ``lax.scan``, cut on the host after its terminal step."""
     zeros = {g: jnp.zeros((n, 4), jnp.int32) for g, n in env.agents.items()}
-    while True:
-        _, state, _, terminated, _, info = step(jax.random.PRNGKey(0), state, zeros, env_params)
-        temps.append(float(info["temperature"]))
-        if bool(terminated):
-            return np.asarray(temps + np.asarray(info["lookahead_temperatures"]).tolist())
+    steps = int(np.max(np.asarray(env_params.max_steps)))
+
+    def episode(params):
+        _, state = env.reset(jax.random.PRNGKey(0), params)
+
+        def body(state, _):
+            _, state, _, terminated, _, info = env.step(jax.random.PRNGKey(0), state, zeros, params)
+            return state, (info["temperature"], info["lookahead_temperatures"], terminated)
+
+        return jax.lax.scan(body, state, None, length=steps)[1]
+
+    temperatures, lookahead, terminated = jax.device_get(jax.jit(episode)(env_params))
+    end = int(np.flatnonzero(terminated)[0])
+    return np.concatenate([temperatures[: end + 1], lookahead[end]])
