@@ -114,6 +114,26 @@ def rollout_checksum(env, params, keys, num_steps, with_mask: bool = False, with
     return total + obs_sum + mask.sum() if with_obs else total
 
 
+def batched_rollout(env, params, keys, num_steps, with_mask: bool, with_obs: bool, batch: int) -> jax.Array:
+    """:func:`rollout_checksum` over ``len(keys) // batch`` sequential batches of ``batch``
+    envs (one program; only one batch's rollout is on the device at a time)."""
+    if batch == keys.shape[0]:
+        return rollout_checksum(env, params, keys, num_steps, with_mask, with_obs)
+    chunks = keys.reshape(keys.shape[0] // batch, batch, *keys.shape[1:])
+    return jnp.sum(jax.lax.map(lambda k: rollout_checksum(env, params, k, num_steps, with_mask, with_obs), chunks))
+
+
+def env_batch(env, params, n: int) -> int:
+    """Envs per sequential batch so one batch's rollout fits the device: a rollout holds the
+    carried state, observation and mask and the next step's (≈ 4× one env's reset outputs;
+    65,536 envs are ~13 GB, over a 16 GB card's half)."""
+    from jaxclimate.memory import split_batch, tree_bytes
+
+    one = tree_bytes(jax.eval_shape(lambda k: env.reset(k, params), jax.random.PRNGKey(0)))
+    mask = env.num_regions * len(env.nvec) * 10  # the padded (N, A, 10) boolean mask
+    return split_batch(n, 4 * (one + mask))
+
+
 def rows_for(protocol: str, what: str, args) -> list[dict]:
     with_mask, with_obs, layout = VARIANTS[what]
     env, params = make("rice-n", protocol=protocol, observation=layout)
@@ -121,10 +141,11 @@ def rows_for(protocol: str, what: str, args) -> list[dict]:
     rows = []
     for n in args.envs:
         keys = jax.random.split(jax.random.PRNGKey(0), n)
-        fn = lambda k: rollout_checksum(env, params, k, steps, with_mask, with_obs)  # noqa: E731
+        batch = env_batch(env, params, n)
+        fn = lambda k: batched_rollout(env, params, k, steps, with_mask, with_obs, batch)  # noqa: E731
         t = time_compiled(fn, keys, repeats=args.repeats)
         sps = n * steps / t["median_s"]
-        row = {"protocol": protocol, "what": what, "n_envs": n, "compile_s": t["compile_s"], "median_s": t["median_s"],
+        row = {"protocol": protocol, "what": what, "n_envs": n, "batch": batch, "compile_s": t["compile_s"], "median_s": t["median_s"],
                "env_steps_per_s": sps, "us_per_env_step": 1e6 * t["median_s"] / (n * steps)}
         if protocol in ORIGINAL_ENV_STEPS_PER_S:
             row["speedup_vs_original"] = sps / ORIGINAL_ENV_STEPS_PER_S[protocol]

@@ -124,9 +124,12 @@ class RunPlacement:
     def num_devices(self) -> int:
         return self.mesh.devices.size
 
-    def compile(self, per_run: Callable, num_args: int = 1) -> Callable:
+    def compile(self, per_run: Callable, num_args: int = 1, donate: bool = False) -> Callable:
         """``per_run`` (one run's function) over every device's own runs:
         ``jit(shard_map(vmap(per_run)))`` with every argument and output split along axis 0.
+        ``donate``: the arguments' buffers are given to the outputs (a training chunk's state,
+        replay buffers included, then lives on the device once, not twice); the caller must
+        not read them after the call.
 
         ``shard_map`` rather than ``jit`` with shardings alone: under ``vmap`` a
         ``while_loop`` whose condition depends on the batch stops when every row is done, and
@@ -144,7 +147,7 @@ class RunPlacement:
 
         spec = PartitionSpec(AXIS)
         return jax.jit(jax.shard_map(on_device, mesh=self.mesh, in_specs=(spec,) * num_args, out_specs=spec,
-                                     check_vma=False))
+                                     check_vma=False), donate_argnums=tuple(range(num_args)) if donate else ())
 
     def from_host(self, tree: Any) -> Any:
         """Host arrays with the run axis first → global arrays laid out over the mesh (each

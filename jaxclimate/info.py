@@ -129,6 +129,40 @@ def print_report(report: dict[str, Any]) -> None:
     print(f"x64: {report['x64']}; XLA_FLAGS: {report['xla_flags'] or '(none)'}")
 
 
+def gpu_present() -> bool:
+    """Whether the machine has an NVIDIA GPU its driver sees (``nvidia-smi -L`` lists one)."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return False
+    try:
+        listing = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return listing.returncode == 0 and "GPU" in listing.stdout
+
+
+def check_backend() -> None:
+    """Stop where a GPU is present but JAX runs on the CPU (its CUDA build missing, or replaced
+    by a CPU build during an install): everything would silently run on the CPU.
+    ``JAXCLIMATE_ALLOW_CPU=1`` goes on anyway."""
+    if jax.default_backend() == "cpu" and os.environ.get("JAXCLIMATE_ALLOW_CPU") != "1" and gpu_present():
+        raise RuntimeError(
+            "A GPU is present (nvidia-smi lists it) but JAX runs on the CPU: its CUDA build is missing or was "
+            "replaced. Reinstall it (pip install -U \"jax[cuda12]\", or jax[cuda13] for CUDA 13 drivers) and "
+            "restart the runtime; or set JAXCLIMATE_ALLOW_CPU=1 to go on on the CPU.")
+
+
+def banner() -> dict[str, Any]:
+    """The device report printed (a notebook's first output), then :func:`check_backend`."""
+    report = device_report()
+    print_report(report)
+    check_backend()
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jaxclimate.info", description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-probe", action="store_true", help="skip the throughput probe")

@@ -286,6 +286,7 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     if writer:
         distributed.warn_about_cpu_host_devices(placement)
     keys = np.asarray(jax.random.split(jax.random.PRNGKey(options["seed"]), seeds))
+    check_state_fits(trainer, config, keys, placement)
     state = placement.compile(trainer.init)(placement.from_host(keys))
     sizes = _chunk_sizes(config.num_updates, options["chunks"])
     ckpt = Checkpointer(run_dir / "checkpoints")
@@ -301,7 +302,7 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
 
     def compiled(n: int):
         if n not in runners:
-            runners[n] = placement.compile(lambda rs: trainer.run(rs, n))
+            runners[n] = placement.compile(lambda rs: trainer.run(rs, n), donate=True)  # the state lives once
         return runners[n]
 
     from tqdm.auto import tqdm
@@ -335,11 +336,14 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
         print("\ninterrupted: saving the last finished chunk", file=sys.stderr)
     bar.close()
     elapsed = time.perf_counter() - wall
-    host_state = placement.to_host(state)
+    state_lost = interrupted and _donated(state)
+    if state_lost:  # the chunk in flight had taken the state: the run continues from its last checkpoint
+        chunks_done = int(ckpt.latest_step() or 0)
+    host_state = None if state_lost else placement.to_host(state)
     if interrupted:
         if writer:
             _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[:chunks_done]))
-        if ckpt.latest_step() != chunks_done:
+        if host_state is not None and ckpt.latest_step() != chunks_done:
             ckpt.save(chunks_done, host_state)
         ckpt.close()
         if writer:
@@ -353,6 +357,23 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     summary = _finish(env, env_params, trainer, host_state, options, run_dir, elapsed, report, devices)
     summary["state"] = host_state
     return summary
+
+
+def _donated(tree: Any) -> bool:
+    return any(getattr(x, "is_deleted", lambda: False)() for x in jax.tree_util.tree_leaves(tree))
+
+
+def check_state_fits(trainer, config, keys: np.ndarray, placement) -> None:
+    """Refuse, before anything is allocated, a run whose training state (replay buffers
+    included) would not fit its devices, naming the settings to lower."""
+    from jaxclimate.memory import check_fits, tree_bytes
+
+    per_device = tree_bytes(jax.eval_shape(jax.vmap(trainer.init), keys)) / placement.num_devices
+    lower = "--seeds or --num-envs" + (" or --set buffer_size=…" if hasattr(config, "buffer_size") else "")
+    try:
+        check_fits(per_device, "the training state", lower, placement.mesh.devices.flat[0])
+    except MemoryError as err:
+        raise SystemExit(f"error: {err}") from None
 
 
 def _truncate_metrics(path: Path, updates: int) -> None:

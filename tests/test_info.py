@@ -26,3 +26,17 @@ def test_bad_arguments_name_the_flag(argv, match, capsys):
     with pytest.raises(SystemExit) as err:
         info.main(argv)
     assert err.value.code == 2 and match in capsys.readouterr().err
+
+
+def test_check_backend_stops_when_a_gpu_is_present_but_jax_runs_on_the_cpu(monkeypatch):
+    from jaxclimate import info
+
+    monkeypatch.delenv("JAXCLIMATE_ALLOW_CPU", raising=False)
+    monkeypatch.setattr(info, "gpu_present", lambda: True)
+    with pytest.raises(RuntimeError, match=r"JAX runs on the CPU.*jax\[cuda12\].*JAXCLIMATE_ALLOW_CPU=1"):
+        info.check_backend()
+    monkeypatch.setenv("JAXCLIMATE_ALLOW_CPU", "1")
+    info.check_backend()  # asked to go on
+    monkeypatch.delenv("JAXCLIMATE_ALLOW_CPU")
+    monkeypatch.setattr(info, "gpu_present", lambda: False)
+    info.check_backend()  # no GPU: the CPU is right

@@ -62,3 +62,32 @@ def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch):
     print(f"{path.name}: {time.perf_counter() - start:.0f} s")
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors
+
+
+def test_install_cell_installs_from_the_checkout_keeping_the_runtimes_jax(tmp_path, monkeypatch):
+    """The first cell, run as if jaxclimate were missing: pip installs the checkout the
+    notebook sits in, constrained to the jax already installed; outside a checkout and with
+    no JAXCLIMATE_SOURCE it stops with a message saying what to set."""
+    import importlib.metadata
+    import importlib.util
+    import subprocess
+
+    code = next(c for c in _read(NOTEBOOKS[0]).cells if c.cell_type == "code").source
+    calls = []
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: calls.append(cmd))
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
+    monkeypatch.delenv("JAXCLIMATE_SOURCE", raising=False)
+    monkeypatch.chdir(ROOT / "notebooks")
+    exec(code, {})
+    (cmd,) = calls
+    assert cmd[-1] == f"jaxclimate[cicero] @ {ROOT.resolve().as_uri()}"
+    constraints = (tmp_path / "jaxclimate-constraints.txt").read_text().split()
+    assert cmd[cmd.index("-c") + 1] == str(tmp_path / "jaxclimate-constraints.txt")
+    assert f"jax=={importlib.metadata.version('jax')}" in constraints
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RuntimeError, match="JAXCLIMATE_SOURCE"):
+        exec(code, {})
+    monkeypatch.setenv("JAXCLIMATE_SOURCE", "git+https://example.org/fork/jaxclimate.git")
+    exec(code, {})
+    assert calls[-1][-1] == "jaxclimate[cicero] @ git+https://example.org/fork/jaxclimate.git"
