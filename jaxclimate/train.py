@@ -132,6 +132,37 @@ HOST_CALLBACK_REFUSED = (
     "default surrogate, or pass --allow-host-callback to train on it anyway")
 
 
+#: A ``-gpu`` preset's parallel envs per seed, against its base preset's.
+GPU_ENV_SCALE = 16
+
+
+def with_gpu_presets(presets: dict[str, dict], config_cls: type) -> dict[str, dict]:
+    """Each on-policy preset and its ``<name>-gpu`` variant, sized to fill an accelerator:
+    ``GPU_ENV_SCALE``× the parallel envs and env steps, so the same number of updates, each on
+    that many times the samples with minibatches of the same size (``num_minibatches`` scaled
+    alike where minibatches are groups of whole sequences)."""
+    defaults = config_cls()
+    if not all(hasattr(defaults, f) for f in ("num_envs", "total_timesteps", "num_minibatches", "minibatch_size")):
+        return dict(presets)
+    out = dict(presets)
+    for name, preset in presets.items():
+        value = lambda key, p=preset: p.get(key, getattr(defaults, key))  # noqa: E731
+        sized = {**preset, "num_envs": value("num_envs") * GPU_ENV_SCALE,
+                 "total_timesteps": value("total_timesteps") * GPU_ENV_SCALE}
+        if value("minibatch_size") == 0:
+            sized["num_minibatches"] = value("num_minibatches") * GPU_ENV_SCALE
+        out[f"{name}-gpu"] = sized
+    return out
+
+
+def default_preset(presets: dict[str, dict]) -> str | None:
+    """The environment's first preset, or its ``-gpu`` variant where JAX runs on an accelerator."""
+    first = next(iter(presets), None)
+    if first is not None and jax.default_backend() != "cpu" and f"{first}-gpu" in presets:
+        return f"{first}-gpu"
+    return first
+
+
 def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
         prog="python -m jaxclimate.train", description=__doc__.split("\n\n")[0],
@@ -189,10 +220,10 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         parser.error(f"--env {args.env}: {err}")
     if env.uses_host_callback and not args.allow_host_callback:
         parser.error(HOST_CALLBACK_REFUSED.format(env=env.name))
-    presets = env.training_report().presets(env, algo.name)
+    presets = with_gpu_presets(env.training_report().presets(env, algo.name), algo.config_cls)
     if args.preset is not None and args.preset not in presets:
         parser.error(f"--preset: {env.name} has {sorted(presets) or 'no'} presets for {algo.name}, got {args.preset!r}")
-    preset = args.preset if args.preset is not None else next(iter(presets), None)
+    preset = args.preset if args.preset is not None else default_preset(presets)
     config = dict(presets.get(preset, {}))
     fields = {f.name: f for f in dataclasses.fields(algo.config_cls)}
     shortcuts = (("total_timesteps", args.total_timesteps), ("num_envs", args.num_envs), ("network", args.network),

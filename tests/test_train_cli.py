@@ -95,3 +95,20 @@ def test_training_on_the_host_callback_engine_is_refused_unless_asked(capsys):
     assert "--engine cicero-jax" in err and "--allow-host-callback" in err
     options = train.build_options(["--engine", "cicero", "--allow-host-callback"])
     assert options["env_overrides"]["engine"] == "cicero"
+
+
+def test_gpu_presets_fill_an_accelerator_with_the_same_updates(monkeypatch):
+    """``<preset>-gpu``: 16× the envs and steps (the same number of updates), minibatches of
+    the same size; chosen by default only where JAX runs on an accelerator."""
+    from jaxclimate.algos.ippo import IPPOConfig
+
+    base, gpu = (IPPOConfig(**train.build_options(["--preset", p])["config"]) for p in ("paper", "paper-gpu"))
+    assert gpu.num_envs == 16 * base.num_envs and gpu.num_updates == base.num_updates
+    assert gpu.num_envs // gpu.num_minibatches == base.num_envs // base.num_minibatches
+    sb3, sb3_gpu = (IPPOConfig(**train.build_options(["--env", "invest-esg", "--preset", p])["config"])
+                    for p in ("paper_sb3", "paper_sb3-gpu"))
+    assert sb3_gpu.minibatch_size == sb3.minibatch_size and sb3_gpu.num_updates == sb3.num_updates
+    assert train.build_options([])["preset"] == "paper"  # on the CPU
+    monkeypatch.setattr(train.jax, "default_backend", lambda: "gpu")
+    assert train.build_options([])["preset"] == "paper-gpu"
+    assert train.build_options(["--env", "ebm-v1", "--algo", "ddpg"])["preset"] == "fedrain"  # off-policy: no -gpu
