@@ -146,7 +146,7 @@ def ippo_seeds_row(seeds: int, updates: int, dry: bool) -> dict:
     from jaxclimate.envs.climate_mitigation.report import IPPO_PAPER
 
     env, params = make("climate-mitigation-ii")
-    config = IPPOConfig(**{**IPPO_PAPER, **({"hidden_size": 8, "num_envs": 4} if dry else {})})
+    config = IPPOConfig(**{**IPPO_PAPER, **({"hidden_size": 8, "num_envs": 4, "network": "mlp"} if dry else {})})
     trainer = make_trainer(env, params, config)
     states = jax.jit(jax.vmap(trainer.init))(jax.random.split(jax.random.PRNGKey(0), seeds))
     t = time_compiled(lambda s: jax.vmap(lambda r: trainer.run(r, updates)[0])(s), states, repeats=2)

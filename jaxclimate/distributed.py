@@ -56,6 +56,13 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
     # CPU devices exchange data across processes through gloo (harmless where GPUs/TPUs do it)
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(coordinator_address=coordinator, num_processes=num_processes, process_id=process_id)
+    # The first cross-process collective sets gloo up, and every process must reach it within
+    # 30 s. Right after initialize (which returns once all have joined) they are together;
+    # later, under load, one can still be compiling when the other reaches a collective (seen
+    # once in CI: "Gloo context initialization failed: DEADLINE_EXCEEDED").
+    from jax.experimental import multihost_utils
+
+    multihost_utils.sync_global_devices("jaxclimate: every process joined")
     return True
 
 

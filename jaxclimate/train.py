@@ -402,7 +402,7 @@ def check_state_fits(trainer, config, keys: np.ndarray, placement) -> None:
     per_device = tree_bytes(jax.eval_shape(jax.vmap(trainer.init), keys)) / placement.num_devices
     lower = "--seeds or --num-envs" + (" or --set buffer_size=…" if hasattr(config, "buffer_size") else "")
     try:
-        check_fits(per_device, "the training state", lower, placement.mesh.devices.flat[0])
+        check_fits(per_device, "the training state", lower, jax.local_devices()[0])
     except MemoryError as err:
         raise SystemExit(f"error: {err}") from None
 
