@@ -155,10 +155,12 @@ def with_gpu_presets(presets: dict[str, dict], config_cls: type) -> dict[str, di
     return out
 
 
-def default_preset(presets: dict[str, dict]) -> str | None:
-    """The environment's first preset, or its ``-gpu`` variant where JAX runs on an accelerator."""
+def default_preset(presets: dict[str, dict], sized_by_user: bool = False) -> str | None:
+    """The environment's first preset, or its ``-gpu`` variant where JAX runs on an accelerator
+    and the command line sets neither the env steps nor the envs (those keep the preset's
+    meaning: the same steps on 16× the envs would be 16× fewer updates)."""
     first = next(iter(presets), None)
-    if first is not None and jax.default_backend() != "cpu" and f"{first}-gpu" in presets:
+    if first is not None and not sized_by_user and jax.default_backend() != "cpu" and f"{first}-gpu" in presets:
         return f"{first}-gpu"
     return first
 
@@ -223,7 +225,8 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     presets = with_gpu_presets(env.training_report().presets(env, algo.name), algo.config_cls)
     if args.preset is not None and args.preset not in presets:
         parser.error(f"--preset: {env.name} has {sorted(presets) or 'no'} presets for {algo.name}, got {args.preset!r}")
-    preset = args.preset if args.preset is not None else default_preset(presets)
+    sized_by_user = args.total_timesteps is not None or args.num_envs is not None
+    preset = args.preset if args.preset is not None else default_preset(presets, sized_by_user)
     config = dict(presets.get(preset, {}))
     fields = {f.name: f for f in dataclasses.fields(algo.config_cls)}
     shortcuts = (("total_timesteps", args.total_timesteps), ("num_envs", args.num_envs), ("network", args.network),

@@ -111,4 +111,5 @@ def test_gpu_presets_fill_an_accelerator_with_the_same_updates(monkeypatch):
     assert train.build_options([])["preset"] == "paper"  # on the CPU
     monkeypatch.setattr(train.jax, "default_backend", lambda: "gpu")
     assert train.build_options([])["preset"] == "paper-gpu"
+    assert train.build_options(["--total-timesteps", "250000"])["preset"] == "paper"  # sized by the user: as asked
     assert train.build_options(["--env", "ebm-v1", "--algo", "ddpg"])["preset"] == "fedrain"  # off-policy: no -gpu
