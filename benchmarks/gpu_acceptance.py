@@ -31,8 +31,10 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -67,36 +69,29 @@ def run_stage(stage: str, out: Path, dry: bool, notebooks: bool, limit: float) -
     print(f"\n=== {stage} (limit {limit:.0f} s): {' '.join(cmd[1:])}", flush=True)
     start = time.perf_counter()
     with open(out / f"{stage}.log", "w") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            for line in _lines_until(proc, start + limit):
-                print(line, end="", flush=True)
-                log.write(line)
-            status = "passed" if proc.wait() == 0 else "failed"
-        except TimeoutError:
-            proc.kill()
-            status = "timed out"
+        # its own process group, so a stage cut off takes its children (notebook kernels) with it
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+        watchdog = threading.Timer(limit, _kill_group, (proc.pid,))
+        watchdog.start()
+        for line in proc.stdout:  # ends when the stage exits or the watchdog kills it
+            print(line, end="", flush=True)
+            log.write(line)
+        returncode = proc.wait()
+        timed_out = not watchdog.is_alive() and watchdog.finished.is_set() and returncode < 0
+        watchdog.cancel()
+    status = "timed out" if timed_out else "passed" if returncode == 0 else "failed"
     result = {"stage": stage, "status": status, "returncode": proc.returncode, "wall_s": time.perf_counter() - start,
               "limit_s": limit, "command": " ".join(cmd[1:])}
     print(f"=== {stage}: {status} in {result['wall_s']:.0f} s", flush=True)
     return result
 
 
-def _lines_until(proc: subprocess.Popen, deadline: float):
-    """The process's output lines; ``TimeoutError`` once ``deadline`` passes."""
-    import selectors
-
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    while True:
-        left = deadline - time.perf_counter()
-        if left <= 0:
-            raise TimeoutError
-        if sel.select(timeout=min(left, 5.0)):
-            line = proc.stdout.readline()
-            if not line:
-                return
-            yield line
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:  # it ended meanwhile
+        pass
 
 
 # --- the report ------------------------------------------------------------------------------------

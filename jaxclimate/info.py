@@ -147,8 +147,10 @@ def gpu_present() -> bool:
 def check_backend() -> None:
     """Stop where a GPU is present but JAX runs on the CPU (its CUDA build missing, or replaced
     by a CPU build during an install): everything would silently run on the CPU.
-    ``JAXCLIMATE_ALLOW_CPU=1`` goes on anyway."""
-    if jax.default_backend() == "cpu" and os.environ.get("JAXCLIMATE_ALLOW_CPU") != "1" and gpu_present():
+    ``JAXCLIMATE_ALLOW_CPU=1``, or ``JAX_PLATFORMS`` naming only the CPU, goes on."""
+    platforms = os.environ.get("JAX_PLATFORMS", "")
+    cpu_asked_for = bool(platforms) and not any(p in platforms for p in ("cuda", "gpu", "rocm", "tpu"))
+    if jax.default_backend() == "cpu" and not cpu_asked_for and os.environ.get("JAXCLIMATE_ALLOW_CPU") != "1" and gpu_present():
         raise RuntimeError(
             "A GPU is present (nvidia-smi lists it) but JAX runs on the CPU: its CUDA build is missing or was "
             "replaced. Reinstall it (pip install -U \"jax[cuda12]\", or jax[cuda13] for CUDA 13 drivers) and "

@@ -25,7 +25,7 @@ def tree_bytes(tree: Any) -> int:
 
 def device_memory_bytes(device: Any = None) -> int | None:
     """The memory one device offers (None where it cannot be read)."""
-    device = jax.devices()[0] if device is None else device
+    device = jax.local_devices()[0] if device is None else device
     stats = device.memory_stats() if hasattr(device, "memory_stats") else None
     if stats and stats.get("bytes_limit"):
         return int(stats["bytes_limit"])
@@ -44,7 +44,7 @@ def gib(n: float) -> str:
 def check_fits(nbytes: int, what: str, lower: str, device: Any = None, share: float = STATE_SHARE) -> None:
     """Raise ``MemoryError`` naming ``lower`` when ``nbytes`` exceeds ``share`` of the
     device's memory."""
-    device = jax.devices()[0] if device is None else device
+    device = jax.local_devices()[0] if device is None else device
     limit = device_memory_bytes(device)
     if limit is not None and nbytes > share * limit:
         raise MemoryError(f"{what} needs {gib(nbytes)} on each {device.device_kind} device, more than "

@@ -77,7 +77,7 @@ def evaluate_policies(env, env_params, trainer, state, key: jax.Array | None = N
 def evaluate_policy(env, env_params, trainer, state, seed_index: int = 0, key: jax.Array | None = None,
                     deterministic: bool = True) -> dict[str, Any]:
     """:func:`evaluate_policies` for seed ``seed_index`` alone."""
-    one = jax.tree_util.tree_map(lambda x: x[seed_index:seed_index + 1], state)
+    one = jax.tree_util.tree_map(lambda x: x[seed_index][None], state)
     return evaluate_policies(env, env_params, trainer, one, key, deterministic)[0]
 
 

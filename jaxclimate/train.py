@@ -225,7 +225,8 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     presets = with_gpu_presets(env.training_report().presets(env, algo.name), algo.config_cls)
     if args.preset is not None and args.preset not in presets:
         parser.error(f"--preset: {env.name} has {sorted(presets) or 'no'} presets for {algo.name}, got {args.preset!r}")
-    sized_by_user = args.total_timesteps is not None or args.num_envs is not None
+    sized_by_user = args.total_timesteps is not None or args.num_envs is not None or any(
+        item.split("=", 1)[0].strip() in ("total_timesteps", "num_envs") for item in args.set)
     preset = args.preset if args.preset is not None else default_preset(presets, sized_by_user)
     config = dict(presets.get(preset, {}))
     fields = {f.name: f for f in dataclasses.fields(algo.config_cls)}
@@ -348,30 +349,41 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     interrupted = False
     wall = time.perf_counter()
     chunks_done = done_chunks  # chunks whose state *and* metrics are complete
+
+    def record(chunk: int, metrics: Any) -> None:
+        """Write a finished chunk's metrics and move the progress bar."""
+        lines = metric_lines(placement.to_host(metrics), sum(sizes[:chunk]), config.steps_per_update)
+        if writer:
+            with open(run_dir / "metrics.jsonl", "a", encoding="utf8") as f:
+                f.write("\n".join(lines) + "\n")
+        last = json.loads(lines[-1])
+        bar.update(sizes[chunk] * config.steps_per_update * seeds)
+        bar.set_postfix({g: f"{last[g]['episode_return_mean']:.3f}" for g in env.agents})
+
+    pending = None  # (chunk, metrics): computed on the device, metrics not yet written
     try:
         for chunk in range(done_chunks, len(sizes)):
             if stop_after_chunks is not None and chunk - done_chunks >= stop_after_chunks:
                 interrupted = True
                 break
-            first_update = sum(sizes[:chunk])
-            new_state, metrics = compiled(sizes[chunk])(state)
-            lines = metric_lines(placement.to_host(metrics), first_update, config.steps_per_update)
-            if writer:
-                with open(run_dir / "metrics.jsonl", "a", encoding="utf8") as f:
-                    f.write("\n".join(lines) + "\n")
-            state, chunks_done = new_state, chunk + 1
-            last = json.loads(lines[-1])
-            bar.update(sizes[chunk] * config.steps_per_update * seeds)
-            bar.set_postfix({g: f"{last[g]['episode_return_mean']:.3f}" for g in env.agents})
+            state, metrics = compiled(sizes[chunk])(state)  # the old state is donated to the new one
+            pending = (chunk, metrics)
+            record(chunk, metrics)
+            pending, chunks_done = None, chunk + 1
             if (chunk + 1) % options["checkpoint_every"] == 0 or chunk + 1 == len(sizes):
                 ckpt.save(chunk + 1, placement.to_host(state))
     except KeyboardInterrupt:
         interrupted = True
         print("\ninterrupted: saving the last finished chunk", file=sys.stderr)
+        if pending is not None:  # the chunk had finished on the device: keep it
+            record(*pending)
+            chunks_done = pending[0] + 1
     bar.close()
     elapsed = time.perf_counter() - wall
+    # interrupted in the instant between a chunk's call and taking its result: the state it
+    # was given is gone (donated), so the run continues from its last checkpoint
     state_lost = interrupted and _donated(state)
-    if state_lost:  # the chunk in flight had taken the state: the run continues from its last checkpoint
+    if state_lost:
         chunks_done = int(ckpt.latest_step() or 0)
     host_state = None if state_lost else placement.to_host(state)
     if interrupted:
@@ -379,9 +391,11 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
             _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[:chunks_done]))
         if host_state is not None and ckpt.latest_step() != chunks_done:
             ckpt.save(chunks_done, host_state)
+        resumable = ckpt.latest_step() is not None
         ckpt.close()
         if writer:
-            print(f"stopped after {chunks_done}/{len(sizes)} chunks; continue with: python -m jaxclimate.train --resume {run_dir}")
+            print(f"stopped after {chunks_done}/{len(sizes)} chunks; " + (
+                f"continue with: python -m jaxclimate.train --resume {run_dir}" if resumable else "no checkpoint yet: start again"))
         return {"interrupted": True, "chunks_done": chunks_done, "state": host_state}
     ckpt.close()
     if not writer:

@@ -41,8 +41,11 @@ def _gpu_tier_requested(argv: list[str]) -> bool:
     return False
 
 
-GPU_TIER = _gpu_tier_requested(sys.argv)
+# xdist workers do not see the command line: the main process hands the choice down
+GPU_TIER = _gpu_tier_requested(sys.argv) or os.environ.get("JAXCLIMATE_GPU_TIER") == "1"
 if GPU_TIER:
+    os.environ["JAXCLIMATE_GPU_TIER"] = "1"
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # several workers share the device
     os.environ.setdefault("JAXCLIMATE_TEST_FULL_OPT", "1")
     if "JAXCLIMATE_TEST_BACKEND" not in os.environ:
         os.environ.pop("JAX_PLATFORMS", None)
@@ -97,10 +100,15 @@ def pytest_collection_modifyitems(config, items):
     """The slow tier first (stable order otherwise): with ``--dist load`` both workers start on
     the long tests and the short ones fill the gaps, instead of one long test ending the run."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-    accelerator = jax.default_backend() != "cpu"
+    if jax.default_backend() != "cpu":
+        return
+    from jaxclimate.info import gpu_present
+
+    if GPU_TIER and gpu_present():
+        return  # a GPU is here but JAX runs on the CPU: the tier runs, and fails, rather than pass by skipping
     skip = pytest.mark.skip(reason="no accelerator: JAX sees only the CPU (on a GPU machine: python -m pytest -m gpu -n 0)")
     for item in items:
-        if item.get_closest_marker("gpu") is not None and not accelerator:
+        if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
 
 

@@ -180,3 +180,20 @@ def test_readme_quotes_the_saved_suite_records():
         for row in record["training"]:
             if "1 seed(s)" not in row["what"] and "ebm-v1" not in row["env"]:
                 assert f"{row['env_steps_per_s']:,.0f}" in readme, (path.name, row["what"])
+
+
+def test_gpu_acceptance_cuts_off_a_stage_at_its_limit(tmp_path, monkeypatch):
+    """A stage that outlives its limit is killed with its children and recorded as timed out."""
+    import sys
+    import time
+
+    from benchmarks import gpu_acceptance
+
+    sleeper = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); print('started', flush=True); time.sleep(60)"
+    monkeypatch.setattr(gpu_acceptance, "stage_command", lambda *a: [sys.executable, "-c", sleeper])
+    start = time.perf_counter()
+    result = gpu_acceptance.run_stage("info", tmp_path, True, False, limit=3)
+    assert result["status"] == "timed out" and time.perf_counter() - start < 20
+    assert "started" in (tmp_path / "info.log").read_text()
+    monkeypatch.setattr(gpu_acceptance, "stage_command", lambda *a: [sys.executable, "-c", "raise SystemExit(3)"])
+    assert gpu_acceptance.run_stage("info", tmp_path, True, False, limit=30)["status"] == "failed"

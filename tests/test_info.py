@@ -32,11 +32,17 @@ def test_check_backend_stops_when_a_gpu_is_present_but_jax_runs_on_the_cpu(monke
     from jaxclimate import info
 
     monkeypatch.delenv("JAXCLIMATE_ALLOW_CPU", raising=False)
+    monkeypatch.delenv("JAX_PLATFORMS", raising=False)
     monkeypatch.setattr(info, "gpu_present", lambda: True)
     with pytest.raises(RuntimeError, match=r"JAX runs on the CPU.*jax\[cuda12\].*JAXCLIMATE_ALLOW_CPU=1"):
         info.check_backend()
     monkeypatch.setenv("JAXCLIMATE_ALLOW_CPU", "1")
     info.check_backend()  # asked to go on
     monkeypatch.delenv("JAXCLIMATE_ALLOW_CPU")
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    info.check_backend()  # the CPU asked for (the test suite pins it, on GPU machines too)
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda,cpu")
+    with pytest.raises(RuntimeError):
+        info.check_backend()
     monkeypatch.setattr(info, "gpu_present", lambda: False)
     info.check_backend()  # no GPU: the CPU is right

@@ -35,6 +35,31 @@ def test_resume_gives_the_uninterrupted_result(tmp_path):
 
 
 @pytest.mark.slow
+def test_ctrl_c_keeps_the_chunk_that_finished_on_the_device(tmp_path, monkeypatch):
+    """Ctrl-C while a finished chunk's metrics are read (its state already donated to the new
+    one): that chunk is kept and checkpointed although no checkpoint was due, and resuming
+    gives the uninterrupted result."""
+    whole = train.run(train.build_options(TINY + ["--run-dir", str(tmp_path / "whole"), "--no-plots"]))
+    calls, metric_lines = [], train.metric_lines
+
+    def interrupted_once(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return metric_lines(*args)
+
+    monkeypatch.setattr(train, "metric_lines", interrupted_once)
+    part_dir = tmp_path / "part"
+    first = train.run(train.build_options(TINY + ["--checkpoint-every", "10", "--run-dir", str(part_dir), "--no-plots"]))
+    assert first["interrupted"] and first["chunks_done"] == 2
+    assert len((part_dir / "metrics.jsonl").read_text().splitlines()) == 4
+    monkeypatch.setattr(train, "metric_lines", metric_lines)
+    resumed = train.run(train.build_options(["--resume", str(part_dir), "--quiet"]))
+    for a, b in zip(jax.tree_util.tree_leaves(whole["state"]), jax.tree_util.tree_leaves(resumed["state"])):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.slow
 def test_two_seeds_in_one_program(tmp_path):
     result = train.run(train.build_options(TINY + ["--seeds", "2", "--chunks", "1", "--run-dir", str(tmp_path), "--no-plots"]))
     row = json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[-1])

@@ -60,6 +60,8 @@ def exact_divide(x: jax.Array, divisor: Any) -> jax.Array:
 
     A non-finite ``x`` gives a non-finite quotient (±inf becomes NaN through ``x·0``)."""
     x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        raise TypeError(f"exact_divide divides floating-point arrays, got {x.dtype}")
     divisor = jnp.asarray(divisor, x.dtype)  # the divisor as the dividend's dtype holds it
     if x.dtype == jnp.float32 and jax.config.jax_enable_x64:
         wide = x.astype(jnp.float64)

@@ -120,5 +120,8 @@ def bau_temperatures(env, env_params) -> np.ndarray:
         return jax.lax.scan(body, state, None, length=steps)[1]
 
     temperatures, lookahead, terminated = jax.device_get(jax.jit(episode)(env_params))
-    end = int(np.flatnonzero(terminated)[0])
+    ended = np.flatnonzero(terminated)
+    if not ended.size:
+        raise ValueError(f"the no-action episode did not terminate within max_steps={steps}")
+    end = int(ended[0])
     return np.concatenate([temperatures[: end + 1], lookahead[end]])
