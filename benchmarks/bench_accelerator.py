@@ -45,6 +45,7 @@ import jax.numpy as jnp  # noqa: E402
 from benchmarks.harness import device_info, time_compiled  # noqa: E402
 from jaxclimate import make  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
+from jaxclimate.memory import tree_bytes  # noqa: E402
 
 #: (env id, constructor options, steps per timed rollout, target env-steps/s at 65,536 envs)
 ROOFLINE_CASES = [
@@ -61,10 +62,6 @@ def flops_of(compiled) -> float:
     analysis = compiled.cost_analysis()
     analysis = analysis[0] if isinstance(analysis, (list, tuple)) else analysis
     return float(analysis.get("flops", 0.0))
-
-
-def nbytes(tree) -> int:
-    return sum(x.size * x.dtype.itemsize for x in jax.tree_util.tree_leaves(tree))
 
 
 def measure_peaks(dry: bool) -> dict:
@@ -111,7 +108,7 @@ def roofline_row(env_id: str, options: dict, steps: int, target: float, n: int, 
     step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
     flops = flops_of(step.lower(keys, states, actions, params).compile())
     obs, new_states, rewards, *_ = jax.eval_shape(step, keys, states, actions, params)
-    moved = nbytes(states) + nbytes(actions) + nbytes(obs) + nbytes(new_states) + nbytes(rewards)
+    moved = sum(map(tree_bytes, (states, actions, obs, new_states, rewards)))
     del states, actions
     t = time_compiled(lambda k: rollout_checksum(env, params, k, steps), keys, repeats=3)
     floor_s = steps * max(flops / peaks["float32_flop_per_s"], moved / peaks["bytes_per_s"])

@@ -30,6 +30,7 @@ import numpy as np  # noqa: E402
 
 import jaxclimate  # noqa: E402
 from jaxclimate.core.precision import PHYSICS_PRECISION, POLICY_PRECISION  # noqa: E402
+from jaxclimate.memory import gib  # noqa: E402
 from jaxclimate.testing import rollout  # noqa: E402
 
 #: One environment per system (the probe's default).
@@ -111,7 +112,7 @@ def probe(env_id: str, num_envs: int, seconds: float) -> dict[str, Any]:
 
 
 def _gib(n: int | None) -> str:
-    return "?" if n is None else f"{n / 1024**3:.1f} GiB"
+    return "?" if n is None else gib(n)
 
 
 def print_report(report: dict[str, Any]) -> None:

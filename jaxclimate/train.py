@@ -127,9 +127,8 @@ def initialize_distributed(argv: list[str] | None = None) -> bool:
 
 
 HOST_CALLBACK_REFUSED = (
-    "{env}: every step of this engine calls CICERO-SCM on the host (about 15 env-steps/s, and a host round trip per "
-    "step on a GPU); train on --engine cicero-jax (the same model in JAX, exact, compiled with the policy) or the "
-    "default surrogate, or pass --allow-host-callback to train on it anyway")
+    "{env}: every step calls back to the host (a host round trip per step, far slower than a compiled step); "
+    "{advice}or pass --allow-host-callback to train on it anyway")
 
 
 #: A ``-gpu`` preset's parallel envs per seed, against its base preset's.
@@ -221,7 +220,8 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     except (ValueError, TypeError) as err:
         parser.error(f"--env {args.env}: {err}")
     if env.uses_host_callback and not args.allow_host_callback:
-        parser.error(HOST_CALLBACK_REFUSED.format(env=env.name))
+        advice = f"{env.host_callback_advice}; " if env.host_callback_advice else ""
+        parser.error(HOST_CALLBACK_REFUSED.format(env=env.name, advice=advice))
     presets = with_gpu_presets(env.training_report().presets(env, algo.name), algo.config_cls)
     if args.preset is not None and args.preset not in presets:
         parser.error(f"--preset: {env.name} has {sorted(presets) or 'no'} presets for {algo.name}, got {args.preset!r}")
@@ -380,23 +380,9 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
             chunks_done = pending[0] + 1
     bar.close()
     elapsed = time.perf_counter() - wall
-    # interrupted in the instant between a chunk's call and taking its result: the state it
-    # was given is gone (donated), so the run continues from its last checkpoint
-    state_lost = interrupted and _donated(state)
-    if state_lost:
-        chunks_done = int(ckpt.latest_step() or 0)
-    host_state = None if state_lost else placement.to_host(state)
     if interrupted:
-        if writer:
-            _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[:chunks_done]))
-        if host_state is not None and ckpt.latest_step() != chunks_done:
-            ckpt.save(chunks_done, host_state)
-        resumable = ckpt.latest_step() is not None
-        ckpt.close()
-        if writer:
-            print(f"stopped after {chunks_done}/{len(sizes)} chunks; " + (
-                f"continue with: python -m jaxclimate.train --resume {run_dir}" if resumable else "no checkpoint yet: start again"))
-        return {"interrupted": True, "chunks_done": chunks_done, "state": host_state}
+        return _stop(state, chunks_done, sizes, ckpt, placement, run_dir, writer)
+    host_state = placement.to_host(state)
     ckpt.close()
     if not writer:
         return {"process": jax.process_index(), "devices": placement.num_devices, "state": host_state}
@@ -405,6 +391,27 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     summary = _finish(env, env_params, trainer, host_state, options, run_dir, elapsed, report, devices)
     summary["state"] = host_state
     return summary
+
+
+def _stop(state, chunks_done: int, sizes: list[int], ckpt, placement, run_dir: Path, writer: bool) -> dict[str, Any]:
+    """End an interrupted run at its last finished chunk: metrics cut there, a checkpoint saved."""
+    # interrupted in the instant between a chunk's call and taking its result: the state it
+    # was given is gone (donated), so the run continues from its last checkpoint
+    host_state = None
+    if _donated(state):
+        chunks_done = int(ckpt.latest_step() or 0)
+    else:
+        host_state = placement.to_host(state)
+    if writer:
+        _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[:chunks_done]))
+    if host_state is not None and ckpt.latest_step() != chunks_done:
+        ckpt.save(chunks_done, host_state)
+    resumable = ckpt.latest_step() is not None
+    ckpt.close()
+    if writer:
+        print(f"stopped after {chunks_done}/{len(sizes)} chunks; " + (
+            f"continue with: python -m jaxclimate.train --resume {run_dir}" if resumable else "no checkpoint yet: start again"))
+    return {"interrupted": True, "chunks_done": chunks_done, "state": host_state}
 
 
 def _donated(tree: Any) -> bool:

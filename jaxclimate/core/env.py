@@ -67,6 +67,8 @@ class Environment(Generic[StateT, ParamsT]):
     #: Whether a step calls back to the host (an external model through ``jax.pure_callback``):
     #: such a step runs one host round trip per call, so training on it is refused unless asked for.
     uses_host_callback: bool = False
+    #: What to use instead where it does (shown when training on it is refused).
+    host_callback_advice: str = ""
 
     @property
     def name(self) -> str:

@@ -259,6 +259,10 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         return bool(getattr(self.engine, "uses_host_callback", False))
 
     @property
+    def host_callback_advice(self) -> str:
+        return getattr(self.engine, "host_callback_advice", "")
+
+    @property
     def default_params(self) -> MitigationParams:
         if self._initial_temperature is None:  # one engine evaluation, cached
             self._initial_temperature = self.engine.initial_temperature()
