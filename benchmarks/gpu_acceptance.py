@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = ("info", "tier", "roofline", "training", "suite")
 #: each stage's time limit in seconds: (full run, dry run)
-LIMITS = {"info": (90, 240), "tier": (300, 300), "roofline": (150, 300), "training": (200, 300), "suite": (420, 600)}
+LIMITS = {"info": (90, 240), "tier": (300, 300), "roofline": (240, 300), "training": (200, 300), "suite": (420, 600)}
 
 
 def stage_command(stage: str, out: Path, dry: bool, notebooks: bool) -> list[str]:
