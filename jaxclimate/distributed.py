@@ -74,7 +74,7 @@ def _int_env(name: str) -> int | None:
 CPU_HOST_DEVICES_WARNING = (
     "warning: several XLA:CPU devices in one process (--xla_force_host_platform_device_count) can deadlock "
     "intermittently with recurrent networks (LSTM/GRU; jax 0.10.2); to use several cores, prefer one process per core "
-    "(--coordinator 127.0.0.1:PORT --num-processes N --process-id I), see the README")
+    "(--coordinator 127.0.0.1:PORT --num-processes N --process-id I), see docs/guide.md")
 
 
 def warn_about_cpu_host_devices(placement: "RunPlacement") -> bool:

@@ -93,7 +93,7 @@ def key_value_pairs(items: list[str], what: str) -> dict[str, str]:
 
 
 def add_distributed_flags(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("several processes or hosts (jax.distributed; see README)")
+    group = parser.add_argument_group("several processes or hosts (jax.distributed; see docs/guide.md)")
     group.add_argument("--coordinator", metavar="HOST:PORT",
                        help=f"address of process 0's coordinator (or ${distributed.ENV_COORDINATOR})")
     group.add_argument("--num-processes", type=int, help=f"processes in the run (or ${distributed.ENV_NUM_PROCESSES})")

@@ -67,3 +67,14 @@ def test_every_docs_citation_resolves():
 def test_no_citation_of_material_outside_the_repository(pattern):
     offenders = [str(p.relative_to(ROOT)) for p in _files() if re.search(pattern, p.read_text(errors="replace"))]
     assert not offenders, f"{pattern!r} in {offenders}"
+
+
+def test_relative_links_in_the_readme_and_docs_resolve():
+    """Every relative link of the README and the docs pages names a file of the repository."""
+    link = re.compile(r"\]\(([^)\s#]+)(?:#[^)\s]*)?\)")
+    broken = []
+    for page in [ROOT / "README.md", *DOCS.glob("*.md")]:
+        for target in link.findall(page.read_text()):
+            if not re.match(r"[a-z]+:", target) and not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, "links to nothing:\n" + "\n".join(broken)

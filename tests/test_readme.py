@@ -1,23 +1,30 @@
-"""The README's quick start runs as written."""
+"""The README's quick start and the user guide's examples run as written (the guide's blocks
+after the README's, in one namespace, as a reader would run them)."""
 
 import re
 from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "guide.md"
 
 
 @pytest.mark.slow
 def test_quick_start_runs():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    assert len(blocks) >= 2, "README lost its quick-start code blocks"
+    blocks = [(page, block) for page in (README, GUIDE)
+              for block in re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)]
+    assert sum(page == README for page, _ in blocks) >= 2, "README lost its quick-start code blocks"
+    assert sum(page == GUIDE for page, _ in blocks) >= 4, "the guide lost its examples"
     namespace: dict = {}
-    for i, block in enumerate(blocks):
-        exec(compile(block, str(README), "exec"), namespace)
+    for i, (page, block) in enumerate(blocks):
+        exec(compile(block, str(page), "exec"), namespace)
         if i == 0:  # the EBM quick start
             assert namespace["returns"].shape == (1024, 6)
             assert namespace["rewards"]["bands"].shape == (6,)
+            gradients = namespace["gradients"]  # equator-to-pole contrast falls as heat transport grows
+            assert bool((gradients[1:] < gradients[:-1]).all()) and 75 < float(gradients[0]) < 90
     # RICE-N: distinct names, checked here
     assert namespace["obs"]["regions"].shape == (27, 1207) and namespace["mask"].shape == (27, 138, 10)
     assert abs(namespace["zeros"]["delta_t"] - 2.1666698) < 1e-4
