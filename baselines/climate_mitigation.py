@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from jaxclimate import train
-from jaxclimate.evaluation import consistency
+from jaxclimate.envs.climate_mitigation import consistency
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.climate import cicero_jax, engines, policy_data  # noqa: E402
-from jaxclimate.evaluation.consistency import consistency_metrics, oracle_inputs  # noqa: E402
+from jaxclimate.envs.climate_mitigation.consistency import consistency_metrics, oracle_inputs  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 

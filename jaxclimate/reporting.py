@@ -1,8 +1,10 @@
 """What the training CLI asks of an environment beyond the environment API.
 
-``env.training_report()`` returns a :class:`TrainingReport`. The base class gives every
-environment presets-free training with returns per agent; an environment package overrides
-the pieces it needs (``jaxclimate/envs/<env>/report.py``):
+``report_for(env_id)`` returns a :class:`TrainingReport`. The base class gives every
+environment presets-free training with returns per agent; an environment package subclasses
+it for the pieces it needs (``jaxclimate/envs/<env>/report.py``) and registers it beside its
+ids (``register(env_id, Env, report="module:Class")``), so the environment itself imports
+nothing of this layer:
 
 * ``presets(env, algo)`` — named hyper-parameter sets for an algorithm (the first is the
   default), e.g. the papers' settings;
@@ -18,12 +20,24 @@ So the CLI never branches on an environment's name.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+
+def report_for(env_id: str) -> "TrainingReport":
+    """The training report registered with ``env_id`` (the base :class:`TrainingReport` if none)."""
+    from jaxclimate.core.registry import report_path
+
+    path = report_path(env_id)
+    if path is None:
+        return TrainingReport()
+    module, attribute = path.split(":")
+    return getattr(importlib.import_module(module), attribute)()
 
 
 class TrainingReport:

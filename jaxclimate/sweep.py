@@ -36,6 +36,7 @@ from jaxclimate import distributed, train  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.registry import get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make  # noqa: E402
+from jaxclimate.reporting import report_for  # noqa: E402
 
 FINAL_UPDATES = 5  # the final return is the mean over this many last updates
 
@@ -77,7 +78,7 @@ def run_sweep(options: dict[str, Any], key: str, texts: list[str], out: Path) ->
     env, env_params = make(options["env"], **options["env_overrides"])
     algo = get_algorithm(options["algo"])
     config = algo.config_cls(**options["config"])
-    report = env.training_report()
+    report = report_for(options["env"])
     trainer = algo.make_trainer(env, env_params, config, report.recorder(env, config, options),
                                 report.rollout_hook(env, config, options))
     where, values, params_stack, hp_stack = sweep_inputs(key, texts, env_params, config)

@@ -10,7 +10,7 @@ With no arguments it trains recurrent IPPO (LSTM, one network per country, as th
 * ``checkpoints/`` — orbax checkpoints of the full training state every few chunks;
 * ``summary.json``, ``returns.png`` (``returns-<group>.png`` with several agent groups) and
   whatever the environment's training report adds (the climate game: ``levers.png``,
-  ``temperature.png``, ``trajectories.npz`` for ``python -m jaxclimate.evaluation.consistency``;
+  ``temperature.png``, ``trajectories.npz`` for ``python -m jaxclimate.envs.climate_mitigation.consistency``;
   InvestESG: the paper's P100 / W100 curves and the learned policy; the EBM: the learned
   temperature profile and band errors).
 
@@ -58,7 +58,7 @@ from jaxclimate import _cache, distributed  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.registry import algorithms, get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make, registered_envs  # noqa: E402
-from jaxclimate.reporting import evaluate_policies, plot_returns  # noqa: E402
+from jaxclimate.reporting import evaluate_policies, plot_returns, report_for  # noqa: E402
 
 # --- options ----------------------------------------------------------------------------------
 
@@ -164,6 +164,32 @@ def default_preset(presets: dict[str, dict], sized_by_user: bool = False) -> str
     return first
 
 
+def _config_from_flags(parser: argparse.ArgumentParser, args: argparse.Namespace, algo, presets: dict) -> tuple[str | None, dict]:
+    """The preset (named, or the default for this device) and the algorithm's config fields it
+    and the flags set (``--total-timesteps``, ``--num-envs``, ``--network``, ``--fed``, ``--set``)."""
+    sized_by_user = args.total_timesteps is not None or args.num_envs is not None or any(
+        item.split("=", 1)[0].strip() in ("total_timesteps", "num_envs") for item in args.set)
+    preset = args.preset if args.preset is not None else default_preset(presets, sized_by_user)
+    config = dict(presets.get(preset, {}))
+    fields = {f.name: f for f in dataclasses.fields(algo.config_cls)}
+    shortcuts = (("--total-timesteps", "total_timesteps", args.total_timesteps), ("--num-envs", "num_envs", args.num_envs),
+                 ("--network", "network", args.network), ("--fed", "federation_period", args.fed))
+    for flag, name, value in shortcuts:
+        if value is not None:
+            if name not in fields:
+                parser.error(f"{flag} does not apply to {algo.name} (no {algo.config_cls.__name__}.{name})")
+            config[name] = value
+    defaults = algo.config_cls()
+    for key, text in key_value_pairs(args.set, "--set").items():
+        if key not in fields:
+            parser.error(f"--set: unknown {algo.config_cls.__name__} field {key!r}; fields: {sorted(fields)}")
+        try:
+            config[key] = parse_value(text, getattr(defaults, key))
+        except ValueError as err:
+            parser.error(f"--set {key}: {err}")
+    return preset, config
+
+
 def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
         prog="python -m jaxclimate.train", description=__doc__.split("\n\n")[0],
@@ -222,44 +248,32 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     if env.uses_host_callback and not args.allow_host_callback:
         advice = f"{env.host_callback_advice}; " if env.host_callback_advice else ""
         parser.error(HOST_CALLBACK_REFUSED.format(env=env.name, advice=advice))
-    presets = with_gpu_presets(env.training_report().presets(env, algo.name), algo.config_cls)
+    presets = with_gpu_presets(report_for(args.env).presets(env, algo.name), algo.config_cls)
     if args.preset is not None and args.preset not in presets:
         parser.error(f"--preset: {env.name} has {sorted(presets) or 'no'} presets for {algo.name}, got {args.preset!r}")
-    sized_by_user = args.total_timesteps is not None or args.num_envs is not None or any(
-        item.split("=", 1)[0].strip() in ("total_timesteps", "num_envs") for item in args.set)
-    preset = args.preset if args.preset is not None else default_preset(presets, sized_by_user)
-    config = dict(presets.get(preset, {}))
-    fields = {f.name: f for f in dataclasses.fields(algo.config_cls)}
-    shortcuts = (("total_timesteps", args.total_timesteps), ("num_envs", args.num_envs), ("network", args.network),
-                 ("federation_period", args.fed))
-    for name, value in shortcuts:
-        if value is not None:
-            if name not in fields:
-                parser.error(f"--{name.replace('_', '-')} does not apply to {algo.name} (no {algo.config_cls.__name__}.{name})")
-            config[name] = value
-    defaults = algo.config_cls()
-    for key, text in key_value_pairs(args.set, "--set").items():
-        if key not in fields:
-            parser.error(f"--set: unknown {algo.config_cls.__name__} field {key!r}; fields: {sorted(fields)}")
-        try:
-            config[key] = parse_value(text, getattr(defaults, key))
-        except ValueError as err:
-            parser.error(f"--set {key}: {err}")
+    preset, config = _config_from_flags(parser, args, algo, presets)
     try:
         algo.config_cls(**config)
     except (ValueError, TypeError) as err:
         parser.error(str(err))
     if jax.process_count() > 1 and args.run_dir is None:
         parser.error("--run-dir is needed with several processes (each would pick its own time-stamped default)")
+    if args.run_dir is not None and args.run_dir.exists() and not args.run_dir.is_dir():
+        parser.error(f"--run-dir: {args.run_dir} is a file, not a folder")
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     tag = re.sub(r"[^A-Za-z0-9_.+-]+", "-", env.name).strip("-")
-    return dict(
+    options = dict(
         env=args.env, env_overrides=env_overrides, algo=algo.name, preset=preset, config=config, seeds=args.seeds,
         seed=args.seed, chunks=max(1, args.chunks), checkpoint_every=max(1, args.checkpoint_every), reservoir=args.reservoir,
         rollout={k: parse_value(v) for k, v in key_value_pairs(args.rollout_set, "--rollout-set").items()},
         run_dir=str(args.run_dir or Path("runs") / f"{tag}-{algo.name}-{stamp}"), resume=False, quiet=args.quiet,
         no_plots=args.no_plots,
     )
+    try:
+        make_run(options)
+    except (ValueError, TypeError) as err:
+        parser.error(f"--algo {algo.name} on {env.name}: {err}")
+    return options
 
 
 # --- the run ------------------------------------------------------------------------------------
@@ -294,6 +308,18 @@ def metric_lines(metrics: dict, first_update: int, steps_per_update: int) -> lis
     return lines
 
 
+def make_run(options: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+    """The environment, its parameters, the algorithm's config and the trainer ``options``
+    describe; ``ValueError``/``TypeError`` if they cannot train together."""
+    env, env_params = make(options["env"], **options["env_overrides"])
+    algo = get_algorithm(options.get("algo", "ippo"))
+    config = algo.config_cls(**options["config"])
+    report = report_for(options["env"])
+    trainer = algo.make_trainer(env, env_params, config, report.recorder(env, config, options),
+                                report.rollout_hook(env, config, options))
+    return env, env_params, config, trainer
+
+
 def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[str, Any]:
     """Train as ``options`` say (see :func:`build_options`); returns the summary dict.
     ``stop_after_chunks`` stops early as an interrupt would (after saving a checkpoint)."""
@@ -303,18 +329,13 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     writer = distributed.is_writer()  # process 0 writes the run's files; every process computes
     if not options["resume"] and (run_dir / "checkpoints").exists() and any((run_dir / "checkpoints").iterdir()):
         raise SystemExit(f"error: {run_dir} already holds checkpoints; continue it with --resume {run_dir} or choose another --run-dir")
+    env, env_params, config, trainer = make_run(options)  # a run that cannot start leaves no folder behind
     run_dir.mkdir(parents=True, exist_ok=True)
     if not options["resume"] and writer:
         saved = {k: v for k, v in options.items() if k not in ("resume", "quiet", "no_plots")}
         atomic_write_text(run_dir / "config.json", json.dumps(saved, indent=2) + "\n")
         (run_dir / "metrics.jsonl").unlink(missing_ok=True)
-    env, env_params = make(options["env"], **options["env_overrides"])
-    algo = get_algorithm(options.get("algo", "ippo"))
-    config = algo.config_cls(**options["config"])
-    report = env.training_report()
-    recorder = report.recorder(env, config, options)
-    hook = report.rollout_hook(env, config, options)
-    trainer = algo.make_trainer(env, env_params, config, recorder, hook)
+    algo, report = get_algorithm(options.get("algo", "ippo")), report_for(options["env"])
     seeds = options["seeds"]
     # the seed axis laid over every device of every process (one device: plain jit(vmap))
     placement = distributed.RunPlacement.over_devices(seeds)
@@ -328,11 +349,13 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     done_chunks = 0
     if options["resume"]:
         restored = ckpt.restore_latest(like=placement.to_host(state))
-        if restored is None:
-            raise SystemExit(f"--resume: no checkpoint in {run_dir / 'checkpoints'}")
-        state, done_chunks = placement.from_host(restored), int(ckpt.latest_step())
-        if writer:
+        if restored is not None:
+            state, done_chunks = placement.from_host(restored), int(ckpt.latest_step())
+        if writer:  # killed before its first checkpoint (a preempted job restarted with --resume): from the start
             _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[:done_chunks]))
+            print(f"resuming {run_dir} after chunk {done_chunks}/{len(sizes)} "
+                  f"({sum(sizes[:done_chunks]) * config.steps_per_update:,} env steps per seed)" if done_chunks else
+                  f"resuming {run_dir}: no checkpoint yet, starting it from the beginning with its saved configuration")
     runners = {}
 
     def compiled(n: int):

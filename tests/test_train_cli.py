@@ -27,6 +27,15 @@ def test_resume_gives_the_uninterrupted_result(tmp_path):
     assert lines_whole == lines_part and len(lines_whole) == 8
     summary = json.loads((part_dir / "summary.json").read_text())
     assert summary["updates"] == 8 and summary["env_steps_per_seed"] == 8 * 4 * 35
+    # killed before its first checkpoint (a preempted job restarted with --resume): from the beginning
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    saved = json.loads((part_dir / "config.json").read_text())
+    (killed / "config.json").write_text(json.dumps(dict(saved, run_dir=str(killed))))
+    restarted = train.run(train.build_options(["--resume", str(killed), "--quiet"]))
+    for a, b in zip(jax.tree_util.tree_leaves(whole["state"]), jax.tree_util.tree_leaves(restarted["state"])):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert (killed / "metrics.jsonl").read_text().splitlines() == lines_whole
     assert set(summary["mean_levers"]) == {"energy", "methane", "agriculture", "adaptation"}
     with np.load(part_dir / "trajectories.npz") as f:
         assert f["emissions"].shape == (6, 50, 5) and f["temperatures"].shape == (6, 50)
@@ -138,3 +147,30 @@ def test_gpu_presets_fill_an_accelerator_with_the_same_updates(monkeypatch):
     assert train.build_options([])["preset"] == "paper-gpu"
     assert train.build_options(["--total-timesteps", "250000"])["preset"] == "paper"  # sized by the user: as asked
     assert train.build_options(["--env", "ebm-v1", "--algo", "ddpg"])["preset"] == "fedrain"  # off-policy: no -gpu
+
+
+BAD_FLAGS = [
+    (["--env-set", "damage_coefficient=abc"], "parameter damage_coefficient must be a number"),
+    (["--algo", "ddpg"], "--algo ddpg on climate-mitigation-i: the off-policy learners need a bounded 1-D Box action space"),
+    (["--fed", "5"], "--fed does not apply to ippo"),
+    (["--set", "gamma=2"], "IPPOConfig.gamma must be in [0, 1]"),
+    (["--seeds", "0"], "--seeds must be >= 1"),
+    (["--env", "no-such-env"], "--env must be one of"),
+    (["--preset", "nope"], "--preset: climate-mitigation-i has"),
+    (["--total-timesteps", "10"], "IPPOConfig.total_timesteps must be >="),
+    (["--run-dir", "FILE"], "is a file, not a folder"),
+]
+
+
+@pytest.mark.parametrize("argv, says", BAD_FLAGS, ids=[" ".join(a) for a, _ in BAD_FLAGS])
+def test_a_bad_flag_exits_2_with_one_line_and_leaves_nothing(argv, says, tmp_path, capsys):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    argv = [str(a_file) if a == "FILE" else a for a in argv]
+    run_dir = ["--run-dir", str(tmp_path / "run")] if "--run-dir" not in argv else []
+    with pytest.raises(SystemExit) as exit_:
+        train.build_options(argv + run_dir)
+    assert exit_.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("python -m jaxclimate.train: error:") and says in last, last
+    assert not (tmp_path / "run").exists()

@@ -46,13 +46,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, NamedTuple, Protocol
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jaxclimate.algos.base import RolloutHook, Trainer, is_positive_int, require
 from jaxclimate.algos.distributions import ActionHead
 from jaxclimate.algos.gae import generalized_advantages
 from jaxclimate.algos.losses import ppo_loss, standardize
@@ -122,15 +123,10 @@ class IPPOConfig:
         object.__setattr__(self, "learning_starts", tuple((str(g), int(n)) for g, n in starts))
 
         def need(ok: bool, field: str, rule: str) -> None:
-            if not ok:
-                raise ValueError(f"IPPOConfig.{field} must be {rule}, got {getattr(self, field)!r}")
-
-        def positive_int(name: str) -> bool:
-            value = getattr(self, name)
-            return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
+            require(self, ok, field, rule)
 
         for name in ("total_timesteps", "num_envs", "num_steps", "update_epochs", "num_minibatches", "hidden_size", "lock_in_period"):
-            need(positive_int(name), name, "an integer >= 1")
+            need(is_positive_int(getattr(self, name)), name, "an integer >= 1")
         need(0.0 <= self.gamma <= 1.0, "gamma", "in [0, 1]")
         need(0.0 <= self.gae_lambda <= 1.0, "gae_lambda", "in [0, 1]")
         need(self.clip_eps > 0.0, "clip_eps", "> 0")
@@ -166,20 +162,6 @@ class IPPOConfig:
         return {name: jnp.asarray(getattr(self, name), jnp.float32) for name in TRACEABLE}
 
 
-class RolloutHook(Protocol):
-    """Acts on the env actions inside the compiled rollout (e.g. scripted steps).
-
-    ``init(key)`` -> hook state (fixed for the run, or updated); ``apply(state, key,
-    env_state, actions)`` -> ``(state, actions, weight)`` where ``env_state`` is the batched
-    env state before the step, ``actions`` the env-layout actions of every group, and
-    ``weight`` (num_envs,) in [0, 1] the weight of this step in the PPO loss of every agent
-    (0: the step is collected but not trained on)."""
-
-    def init(self, key: jax.Array) -> Any: ...
-
-    def apply(self, state: Any, key: jax.Array, env_state: Any, actions: dict) -> tuple[Any, dict, jax.Array]: ...
-
-
 @struct.dataclass
 class RunnerState:
     params: dict  # group -> parameters stacked over learners (L, ...)
@@ -205,22 +187,6 @@ class Transition(NamedTuple):
     reset: jax.Array  # obs is the first of an episode
     mask: Any
     weight: Any = None  # (L, B) sample weight in the loss, or None (all 1)
-
-
-class Trainer(NamedTuple):
-    """A training run in pieces (the protocol every algorithm of ``jaxclimate.algos`` follows):
-    ``init(rng, env_params=None)`` -> state; ``run(state, n)`` -> (state, metrics with a
-    leading axis n); ``policy(state)`` -> what ``act`` needs of one seed's state;
-    ``act(policy, obs, carry, done, key, deterministic=True, mask=None)`` -> (actions, carry)
-    for a batch of envs; ``initial_carry(batch)``; ``config`` (``steps_per_update``,
-    ``num_updates``)."""
-
-    init: Callable[..., Any]
-    run: Callable[..., tuple[Any, dict]]
-    act: Callable[..., Any]
-    config: Any
-    policy: Callable[[Any], Any] = lambda state: state.params
-    initial_carry: Callable[[int], Any] = lambda batch: None
 
 
 class _Group:
@@ -382,51 +348,59 @@ def make_trainer(env, env_params, config: IPPOConfig, recorder: Any = None, roll
     reservoir of episode trajectories for the policy-consistency replay. ``rollout_hook``
     (optional): see :class:`RolloutHook`.
     """
-    if "episode" in env.agents:
-        raise ValueError("IPPO reserves the metrics key 'episode'; an agent group cannot be named so")
-    groups = [_Group(env, g, config) for g in env.agents]
-    unknown = sorted({g for g, _ in config.learning_starts} - set(env.agents))
-    if unknown:
-        raise ValueError(f"IPPOConfig.learning_starts names groups {unknown}; {env.name} has {sorted(env.agents)}")
-    learning_starts = dict(config.learning_starts)
-    stats_env = EpisodeStatistics(env)
-    has_mask = hasattr(env, "action_mask")
-    tx = _optimizer(config)
-    weighted = rollout_hook is not None or config.minibatch_size > 0
-    E = config.num_envs
+    ippo = _IPPO(env, env_params, config, recorder, rollout_hook)
+    return Trainer(init=ippo.init, run=ippo.run, act=ippo.act, config=config, initial_carry=ippo.initial_carry)
 
-    def masks(env_state, params):
-        if not has_mask:
-            return {g.name: None for g in groups}
+
+class _IPPO:
+    """The pieces of one IPPO run: rollout (:meth:`rollout_step`), per-learner update
+    (:func:`_learner_update`), the update step that joins them, and acting for evaluation."""
+
+    def __init__(self, env, env_params, config: IPPOConfig, recorder: Any, rollout_hook: RolloutHook | None):
+        if "episode" in env.agents:
+            raise ValueError("IPPO reserves the metrics key 'episode'; an agent group cannot be named so")
+        self.groups = [_Group(env, g, config) for g in env.agents]
+        unknown = sorted({g for g, _ in config.learning_starts} - set(env.agents))
+        if unknown:
+            raise ValueError(f"IPPOConfig.learning_starts names groups {unknown}; {env.name} has {sorted(env.agents)}")
+        self.learning_starts = dict(config.learning_starts)
+        self.env, self.env_params, self.config = env, env_params, config
+        self.recorder, self.rollout_hook = recorder, rollout_hook
+        self.stats_env = EpisodeStatistics(env)
+        self.tx = _optimizer(config)
+        self.weighted = rollout_hook is not None or config.minibatch_size > 0
+
+    def masks(self, env_state, params) -> dict:
+        if not hasattr(self.env, "action_mask"):
+            return {g.name: None for g in self.groups}
         inner = env_state.env_state
-        return {
-            g.name: g.to_learners(jax.vmap(lambda s: env.action_mask(g.name, s, params))(inner)) for g in groups
-        }
+        return {g.name: g.to_learners(jax.vmap(lambda s: self.env.action_mask(g.name, s, params))(inner)) for g in self.groups}
 
-    def init(rng: jax.Array, env_params_: Any = None) -> RunnerState:
-        p = env_params if env_params_ is None else env_params_
+    def init(self, rng: jax.Array, env_params_: Any = None) -> RunnerState:
+        p = self.env_params if env_params_ is None else env_params_
+        groups, E = self.groups, self.config.num_envs
         rng, k_env, k_hook, *k_groups = jax.random.split(rng, 3 + len(groups))
-        obs, env_state = jax.vmap(stats_env.reset, in_axes=(0, None))(jax.random.split(k_env, E), p)
+        obs, env_state = jax.vmap(self.stats_env.reset, in_axes=(0, None))(jax.random.split(k_env, E), p)
         params = {g.name: g.init_params(k) for g, k in zip(groups, k_groups)}
         return RunnerState(
             params=params,
-            opt_state={g.name: jax.vmap(tx.init)(params[g.name]) for g in groups},
+            opt_state={g.name: jax.vmap(self.tx.init)(params[g.name]) for g in groups},
             env_state=env_state,
             obs=obs,
             done=jnp.ones((E,), bool),  # the first observation starts an episode
             carry={g.name: g.init_carry() for g in groups},
-            recorder=None if recorder is None else recorder.init(),
+            recorder=None if self.recorder is None else self.recorder.init(),
             rng=rng,
             update=jnp.zeros((), jnp.int32),
-            hook=None if rollout_hook is None else rollout_hook.init(k_hook),
-            lock={g.name: g.init_lock() for g in groups} if config.lock_in_period > 1 else None,
+            hook=None if self.rollout_hook is None else self.rollout_hook.init(k_hook),
+            lock={g.name: g.init_lock() for g in groups} if self.config.lock_in_period > 1 else None,
         )
 
-    def policy_step(params: dict, obs_env: dict, carry_in: dict, done: jax.Array, key: jax.Array, mask: dict,
+    def policy_step(self, params: dict, obs_env: dict, carry_in: dict, done: jax.Array, key: jax.Array, mask: dict,
                     deterministic: bool = False):
         """Every group's raw action, log-prob and value from the current obs, and the carry."""
         outs, carry = {}, {}
-        for g, k in zip(groups, jax.random.split(key, len(groups))):
+        for g, k in zip(self.groups, jax.random.split(key, len(self.groups))):
             obs = _time_axis(g.observe(obs_env[g.name]))  # (L, 1, B, d)
             resets = g.per_learner(done)[:, None]
             c, out, log_std, value = jax.vmap(g.apply)(params[g.name], carry_in[g.name], obs, resets)
@@ -436,12 +410,12 @@ def make_trainer(env, env_params, config: IPPOConfig, recorder: Any = None, roll
             carry[g.name] = c
         return outs, carry
 
-    def lock_in(outs: dict, lock: dict, time: jax.Array) -> tuple[dict, dict]:
+    def lock_in(self, outs: dict, lock: dict, time: jax.Array) -> tuple[dict, dict]:
         """Agents decide at times that are multiples of ``lock_in_period``; in between they
         repeat the last decision's raw action, log-prob and value."""
-        decide = (time % config.lock_in_period) == 0  # (E,)
+        decide = (time % self.config.lock_in_period) == 0  # (E,)
         new_outs, new_lock = {}, {}
-        for g in groups:
+        for g in self.groups:
             obs, action, log_prob, value, resets = outs[g.name]
             now = g.per_learner(decide)
             pick = lambda new, old: jnp.where(now.reshape(*now.shape, *([1] * (new.ndim - 2))), new, old)  # noqa: E731
@@ -450,168 +424,166 @@ def make_trainer(env, env_params, config: IPPOConfig, recorder: Any = None, roll
             new_lock[g.name] = kept
         return new_outs, new_lock
 
-    def env_step(p):
-        def body(rs: RunnerState, _):
-            rng, k_act, k_env, k_rec, k_hook = jax.random.split(rs.rng, 5)
-            mask = masks(rs.env_state, p)
-            outs, carry = policy_step(rs.params, rs.obs, rs.carry, rs.done, k_act, mask)
-            lock = rs.lock
-            if config.lock_in_period > 1:
-                outs, lock = lock_in(outs, lock, rs.env_state.env_state.time)
-            actions = {g.name: g.to_env(g.head.to_env(outs[g.name][1])) for g in groups}
-            hook, weight = rs.hook, None
-            if rollout_hook is not None:
-                hook, actions, weight = rollout_hook.apply(hook, k_hook, rs.env_state.env_state, actions)
-            obs, env_state, rewards, terminated, truncated, info = jax.vmap(stats_env.step, in_axes=(0, 0, 0, None))(
-                jax.random.split(k_env, E), rs.env_state, actions, p
+    def rollout_step(self, rs: RunnerState, p) -> tuple[RunnerState, tuple[dict, dict]]:
+        """One step of every env: act, (lock-in, hook), step, record; the transitions per group."""
+        E = self.config.num_envs
+        rng, k_act, k_env, k_rec, k_hook = jax.random.split(rs.rng, 5)
+        mask = self.masks(rs.env_state, p)
+        outs, carry = self.policy_step(rs.params, rs.obs, rs.carry, rs.done, k_act, mask)
+        lock = rs.lock
+        if self.config.lock_in_period > 1:
+            outs, lock = self.lock_in(outs, lock, rs.env_state.env_state.time)
+        actions = {g.name: g.to_env(g.head.to_env(outs[g.name][1])) for g in self.groups}
+        hook, weight = rs.hook, None
+        if self.rollout_hook is not None:
+            hook, actions, weight = self.rollout_hook.apply(hook, k_hook, rs.env_state.env_state, actions)
+        obs, env_state, rewards, terminated, truncated, info = jax.vmap(self.stats_env.step, in_axes=(0, 0, 0, None))(
+            jax.random.split(k_env, E), rs.env_state, actions, p
+        )
+        done = jnp.logical_or(terminated, truncated)
+        rec = rs.recorder
+        if self.recorder is not None:
+            rec = self.recorder.update(rec, k_rec, rs.env_state.env_state, info, done)
+        transitions = {}
+        for g in self.groups:
+            o, a, lp, v, reset = outs[g.name]
+            w = None if not self.weighted else g.per_learner(jnp.ones((E,)) if weight is None else weight)
+            transitions[g.name] = Transition(o, a, lp, v, g.to_learners(rewards[g.name].astype(jnp.float32)),
+                                             g.per_learner(done), reset, mask[g.name], w)
+        stats = {"returned_episode": done, "returns": info["returned_episode_returns"]}
+        if "episode_metrics" in info:
+            stats["episode_metrics"] = info["episode_metrics"]
+        new = rs.replace(env_state=env_state, obs=obs, done=done, carry=carry, recorder=rec, rng=rng, hook=hook, lock=lock)
+        return new, (transitions, stats)
+
+    def update_group(self, g: _Group, rs: RunnerState, carry0: dict, tr: Transition, hp, frac, key) -> tuple[Any, Any, dict]:
+        """GAE and the PPO epochs of one group's learners on their trajectories (T, L, B, ...)."""
+        config = self.config
+        obs = _time_axis(g.observe(rs.obs[g.name]))
+        resets = g.per_learner(rs.done)[:, None]
+        _, _, _, last_value = jax.vmap(g.apply)(rs.params[g.name], rs.carry[g.name], obs, resets)
+        advantages, targets = generalized_advantages(tr.reward, tr.value, tr.done, last_value[:, 0], hp["gamma"], hp["gae_lambda"])
+        to_learner_major = lambda x: jnp.swapaxes(x, 0, 1)  # (T, L, ...) -> (L, T, ...)  # noqa: E731
+        update = _learner_update(g, config, self.tx, hp, frac)
+        new_params, new_opt, losses = jax.vmap(update)(
+            rs.params[g.name], rs.opt_state[g.name], carry0[g.name], jax.tree_util.tree_map(to_learner_major, tr),
+            to_learner_major(advantages), to_learner_major(targets), jax.random.split(key, g.num_learners),
+        )
+        if g.name in self.learning_starts:  # keep the initial parameters until enough data was collected
+            started = (rs.update + 1) * config.steps_per_update > self.learning_starts[g.name]
+            new_params, new_opt = jax.tree_util.tree_map(
+                lambda new, old: jnp.where(started, new, old), (new_params, new_opt), (rs.params[g.name], rs.opt_state[g.name]))
+        return new_params, new_opt, losses
+
+    def update_step(self, rs: RunnerState, p, hp) -> tuple[RunnerState, dict]:
+        """A rollout of ``num_steps`` steps, then every group's update; the metrics of both."""
+        config = self.config
+        carry0 = rs.carry
+        rs, (traj, stats) = jax.lax.scan(lambda r, _: self.rollout_step(r, p), rs, None, config.num_steps)
+        frac = 1.0 - rs.update.astype(jnp.float32) / config.num_updates
+        rng, *keys = jax.random.split(rs.rng, 1 + len(self.groups))
+        params, opt_state, metrics = dict(rs.params), dict(rs.opt_state), {}
+        finished = stats["returned_episode"]  # (T, E)
+        for g, k in zip(self.groups, keys):
+            params[g.name], opt_state[g.name], losses = self.update_group(g, rs, carry0, traj[g.name], hp, frac, k)
+            metrics[g.name] = dict(
+                jax.tree_util.tree_map(jnp.mean, losses),
+                episode_return=_mean_over_finished(stats["returns"][g.name], finished),
+                episodes=jnp.sum(finished),
             )
-            done = jnp.logical_or(terminated, truncated)
-            rec = rs.recorder
-            if recorder is not None:
-                rec = recorder.update(rec, k_rec, rs.env_state.env_state, info, done)
-            transitions = {}
-            for g in groups:
-                o, a, lp, v, reset = outs[g.name]
-                w = None if not weighted else g.per_learner(jnp.ones((E,)) if weight is None else weight)
-                transitions[g.name] = Transition(o, a, lp, v, g.to_learners(rewards[g.name].astype(jnp.float32)),
-                                                 g.per_learner(done), reset, mask[g.name], w)
-            stats = {"returned_episode": done, "returns": info["returned_episode_returns"]}
-            if "episode_metrics" in info:
-                stats["episode_metrics"] = info["episode_metrics"]
-            new = rs.replace(env_state=env_state, obs=obs, done=done, carry=carry, recorder=rec, rng=rng, hook=hook, lock=lock)
-            return new, (transitions, stats)
+        if "episode_metrics" in stats:
+            metrics["episode"] = jax.tree_util.tree_map(lambda x: _mean_over_finished(x, finished), stats["episode_metrics"])
+        return rs.replace(params=params, opt_state=opt_state, rng=rng, update=rs.update + 1), metrics
 
-        return body
-
-    def learner_update(g: _Group, hp, frac):
-        """Update one learner from its trajectory slice (T, B, ...)."""
-
-        def loss_fn(params, carry0, tr: Transition, advantages, targets):
-            _, out, log_std, value = g.apply(params, carry0, tr.obs, tr.reset)
-            dist = g.head.distribution(out, None if log_std is None else log_std, tr.mask)
-            return ppo_loss(
-                dist.log_prob(tr.action), tr.log_prob, advantages, value, tr.value, targets, dist.entropy(),
-                hp["clip_eps"], hp["vf_coef"], hp["ent_coef"], config.advantage_normalization == "minibatch",
-                config.clip_value_loss, tr.weight,
-            )
-
-        def sequence_minibatches(k, carry0, tr: Transition, advantages, targets):
-            """num_minibatches groups of whole sequences (batch rows; whole envs if factored)."""
-            perm, env_perm = g.batch_permutation(k, E)
-
-            def split(x, axis, order=perm):  # batch axis -> (minibatches, ..., mb, ...)
-                x = jnp.take(x, order, axis=axis)
-                mb = x.shape[axis] // config.num_minibatches
-                x = jnp.moveaxis(x, axis, 0).reshape(config.num_minibatches, mb, *x.shape[:axis], *x.shape[axis + 1:])
-                return jnp.moveaxis(x, 1, axis + 1)
-
-            tr_split = jax.tree_util.tree_map(lambda x: split(x, 1), tr._replace(obs=None))
-            if g.factored:  # the shared features travel with their environments
-                obs = FactoredObs(shared=split(tr.obs.shared, 1, env_perm), own=split(tr.obs.own, 1))
-            else:
-                obs = split(tr.obs, 1)
-            return (jax.tree_util.tree_map(lambda x: split(x, 0), carry0), tr_split._replace(obs=obs),
-                    split(advantages, 1), split(targets, 1))
-
-        def sample_minibatches(k, carry0, tr: Transition, advantages, targets):
-            """Minibatches of ``minibatch_size`` single samples (feed-forward networks only)."""
-            n = config.num_steps * g.batch
-            order, real = sample_minibatch_layout(k, n, config.minibatch_size)
-            count = order.shape[0]
-
-            def split(x):  # (T, B, ...) -> (count, 1, minibatch_size, ...)
-                return x.reshape(n, *x.shape[2:])[order][:, None]
-
-            parts = jax.tree_util.tree_map(split, tr)
-            parts = parts._replace(weight=split(tr.weight) * real[:, None])
-            mlp_carry = jax.tree_util.tree_map(lambda c: jnp.broadcast_to(c[:1], (count, config.minibatch_size, *c.shape[1:])), carry0)
-            return mlp_carry, parts, split(advantages), split(targets)
-
-        def update(params, opt_state, carry0, tr: Transition, advantages, targets, key):
-            lr = hp["lr"] * (frac if config.anneal_lr else 1.0)
-            if config.advantage_normalization == "batch":
-                advantages = standardize(advantages, tr.weight)
-            minibatches = sample_minibatches if g.samples else sequence_minibatches
-
-            def epoch(state, k):
-                def minibatch(state, batch):
-                    params, opt_state = state
-                    (loss, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, *batch)
-                    updates, opt_state = tx.update(grads, opt_state, params)
-                    params = optax.apply_updates(params, jax.tree_util.tree_map(lambda u: -lr * u, updates))
-                    return (params, opt_state), dict(aux, loss=loss)
-
-                return jax.lax.scan(minibatch, state, minibatches(k, carry0, tr, advantages, targets))
-
-            (params, opt_state), losses = jax.lax.scan(epoch, (params, opt_state), jax.random.split(key, config.update_epochs))
-            return params, opt_state, jax.tree_util.tree_map(jnp.mean, losses)
-
-        return update
-
-    def update_step(p, hp):
-        step_body = env_step(p)
-
-        def body(rs: RunnerState, _):
-            carry0 = rs.carry
-            rs, (traj, stats) = jax.lax.scan(step_body, rs, None, config.num_steps)
-            frac = 1.0 - rs.update.astype(jnp.float32) / config.num_updates
-            rng, *keys = jax.random.split(rs.rng, 1 + len(groups))
-            params, opt_state, metrics = dict(rs.params), dict(rs.opt_state), {}
-            finished = stats["returned_episode"]  # (T, E)
-            for g, k in zip(groups, keys):
-                tr: Transition = traj[g.name]  # fields (T, L, B, ...)
-                obs = _time_axis(g.observe(rs.obs[g.name]))
-                resets = g.per_learner(rs.done)[:, None]
-                _, _, _, last_value = jax.vmap(g.apply)(rs.params[g.name], rs.carry[g.name], obs, resets)
-                advantages, targets = generalized_advantages(
-                    tr.reward, tr.value, tr.done, last_value[:, 0], hp["gamma"], hp["gae_lambda"]
-                )
-                to_learner_major = lambda x: jnp.swapaxes(x, 0, 1)  # (T, L, ...) -> (L, T, ...)  # noqa: E731
-                tr_l = jax.tree_util.tree_map(to_learner_major, tr)
-                update = learner_update(g, hp, frac)
-                new_params, new_opt, losses = jax.vmap(update)(
-                    rs.params[g.name], rs.opt_state[g.name], carry0[g.name], tr_l,
-                    to_learner_major(advantages), to_learner_major(targets), jax.random.split(k, g.num_learners),
-                )
-                if g.name in learning_starts:  # keep the initial parameters until enough data was collected
-                    started = (rs.update + 1) * config.steps_per_update > learning_starts[g.name]
-                    new_params, new_opt = jax.tree_util.tree_map(
-                        lambda new, old: jnp.where(started, new, old), (new_params, new_opt), (rs.params[g.name], rs.opt_state[g.name]))
-                params[g.name], opt_state[g.name] = new_params, new_opt
-                metrics[g.name] = dict(
-                    jax.tree_util.tree_map(jnp.mean, losses),
-                    episode_return=_mean_over_finished(stats["returns"][g.name], finished),
-                    episodes=jnp.sum(finished),
-                )
-            if "episode_metrics" in stats:
-                metrics["episode"] = jax.tree_util.tree_map(lambda x: _mean_over_finished(x, finished), stats["episode_metrics"])
-            rs = rs.replace(params=params, opt_state=opt_state, rng=rng, update=rs.update + 1)
-            return rs, metrics
-
-        return body
-
-    def run(rs: RunnerState, num_updates: int, hyperparams: dict | None = None, env_params_: Any = None):
+    def run(self, rs: RunnerState, num_updates: int, hyperparams: dict | None = None, env_params_: Any = None):
         """``num_updates`` updates (a ``lax.scan``; ``num_updates`` is static). Metrics have a
         leading axis of length ``num_updates``."""
-        hp = config.hyperparams() if hyperparams is None else hyperparams
-        p = env_params if env_params_ is None else env_params_
-        return jax.lax.scan(update_step(p, hp), rs, None, num_updates)
+        hp = self.config.hyperparams() if hyperparams is None else hyperparams
+        p = self.env_params if env_params_ is None else env_params_
+        return jax.lax.scan(lambda r, _: self.update_step(r, p, hp), rs, None, num_updates)
 
-    def act(params: dict, obs: dict, carry: dict, done: jax.Array, key: jax.Array, deterministic: bool = True,
+    def act(self, params: dict, obs: dict, carry: dict, done: jax.Array, key: jax.Array, deterministic: bool = True,
             mask: dict | None = None):
         """Actions of the trained policy for a batch of envs (for evaluation roll-outs; every
         step queries the policy). ``mask`` (optional): group -> env-layout action masks
         (envs, N, *head shape)."""
-        mask = {g.name: None if mask is None or mask.get(g.name) is None else g.to_learners(mask[g.name]) for g in groups}
-        outs, carry = policy_step(params, obs, carry, done, key, mask, deterministic)
-        return {g.name: g.to_env(g.head.to_env(outs[g.name][1])) for g in groups}, carry
+        mask = {g.name: None if mask is None or mask.get(g.name) is None else g.to_learners(mask[g.name]) for g in self.groups}
+        outs, carry = self.policy_step(params, obs, carry, done, key, mask, deterministic)
+        return {g.name: g.to_env(g.head.to_env(outs[g.name][1])) for g in self.groups}, carry
 
-    def initial_carry_for(batch: int) -> dict:
+    def initial_carry(self, batch: int) -> dict:
         """Zero recurrent carries for ``batch`` environments (independent learners; a shared
         group's carry is per agent row, so ``batch`` envs hold ``batch·N`` rows)."""
-        return {g.name: g.init_carry(batch * (g.n if g.shared else 1)) for g in groups}
+        return {g.name: g.init_carry(batch * (g.n if g.shared else 1)) for g in self.groups}
 
-    return Trainer(init=init, run=run, act=act, config=config, initial_carry=initial_carry_for)
+
+def _learner_update(g: _Group, config: IPPOConfig, tx: optax.GradientTransformation, hp, frac):
+    """``update(params, opt_state, carry0, tr, advantages, targets, key)``: the PPO epochs of
+    one learner on its trajectory slice (T, B, ...)."""
+
+    def loss_fn(params, carry0, tr: Transition, advantages, targets):
+        _, out, log_std, value = g.apply(params, carry0, tr.obs, tr.reset)
+        dist = g.head.distribution(out, None if log_std is None else log_std, tr.mask)
+        return ppo_loss(
+            dist.log_prob(tr.action), tr.log_prob, advantages, value, tr.value, targets, dist.entropy(),
+            hp["clip_eps"], hp["vf_coef"], hp["ent_coef"], config.advantage_normalization == "minibatch",
+            config.clip_value_loss, tr.weight,
+        )
+
+    def update(params, opt_state, carry0, tr: Transition, advantages, targets, key):
+        lr = hp["lr"] * (frac if config.anneal_lr else 1.0)
+        if config.advantage_normalization == "batch":
+            advantages = standardize(advantages, tr.weight)
+        minibatches = _sample_minibatches if g.samples else _sequence_minibatches
+
+        def epoch(state, k):
+            def minibatch(state, batch):
+                params, opt_state = state
+                (loss, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, *batch)
+                updates, opt_state = tx.update(grads, opt_state, params)
+                params = optax.apply_updates(params, jax.tree_util.tree_map(lambda u: -lr * u, updates))
+                return (params, opt_state), dict(aux, loss=loss)
+
+            return jax.lax.scan(minibatch, state, minibatches(g, config, k, carry0, tr, advantages, targets))
+
+        (params, opt_state), losses = jax.lax.scan(epoch, (params, opt_state), jax.random.split(key, config.update_epochs))
+        return params, opt_state, jax.tree_util.tree_map(jnp.mean, losses)
+
+    return update
+
+
+def _sequence_minibatches(g: _Group, config: IPPOConfig, k, carry0, tr: Transition, advantages, targets):
+    """num_minibatches groups of whole sequences (batch rows; whole envs if factored)."""
+    perm, env_perm = g.batch_permutation(k, config.num_envs)
+
+    def split(x, axis, order=perm):  # batch axis -> (minibatches, ..., mb, ...)
+        x = jnp.take(x, order, axis=axis)
+        mb = x.shape[axis] // config.num_minibatches
+        x = jnp.moveaxis(x, axis, 0).reshape(config.num_minibatches, mb, *x.shape[:axis], *x.shape[axis + 1:])
+        return jnp.moveaxis(x, 1, axis + 1)
+
+    tr_split = jax.tree_util.tree_map(lambda x: split(x, 1), tr._replace(obs=None))
+    if g.factored:  # the shared features travel with their environments
+        obs = FactoredObs(shared=split(tr.obs.shared, 1, env_perm), own=split(tr.obs.own, 1))
+    else:
+        obs = split(tr.obs, 1)
+    return (jax.tree_util.tree_map(lambda x: split(x, 0), carry0), tr_split._replace(obs=obs),
+            split(advantages, 1), split(targets, 1))
+
+
+def _sample_minibatches(g: _Group, config: IPPOConfig, k, carry0, tr: Transition, advantages, targets):
+    """Minibatches of ``minibatch_size`` single samples (feed-forward networks only)."""
+    n = config.num_steps * g.batch
+    order, real = sample_minibatch_layout(k, n, config.minibatch_size)
+    count = order.shape[0]
+
+    def split(x):  # (T, B, ...) -> (count, 1, minibatch_size, ...)
+        return x.reshape(n, *x.shape[2:])[order][:, None]
+
+    parts = jax.tree_util.tree_map(split, tr)
+    parts = parts._replace(weight=split(tr.weight) * real[:, None])
+    mlp_carry = jax.tree_util.tree_map(lambda c: jnp.broadcast_to(c[:1], (count, config.minibatch_size, *c.shape[1:])), carry0)
+    return mlp_carry, parts, split(advantages), split(targets)
 
 
 def make_train(env, env_params, config: IPPOConfig, recorder: Any = None, rollout_hook: RolloutHook | None = None) -> Callable[..., dict]:

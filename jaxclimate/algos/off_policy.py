@@ -21,7 +21,7 @@ federating — is ``lax.scan`` s under ``jit``:
   become the agents' mean; targets, optimiser states and buffers stay local. All agents start
   from identical parameters.
 
-``make_trainer`` follows :class:`jaxclimate.algos.ippo.Trainer`; ``run`` advances whole
+``make_trainer`` follows :class:`jaxclimate.algos.base.Trainer`; ``run`` advances whole
 iterations of ``num_steps`` env steps (one metrics row each; the EBM's 200-step episode by
 default). ``local_policy(state)`` gives the agents' own actors as they were before the last
 averaging round (the paper's "local" evaluation); ``policy(state)`` their current actors (after
@@ -31,7 +31,7 @@ a final round, the "global" one).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any
 
 import flax.linen as nn
 import jax
@@ -39,8 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxclimate.algos.ippo import Trainer
-from jaxclimate.algos.registry import Algorithm
+from jaxclimate.algos.base import Algorithm, Trainer, is_positive_int, require, tree_select
 from jaxclimate.algos.replay import ReplayBuffer
 from jaxclimate.core import struct
 from jaxclimate.core.spaces import Box
@@ -136,12 +135,10 @@ class OffPolicyConfig:
 
     def __post_init__(self) -> None:
         def need(ok: bool, field: str, rule: str) -> None:
-            if not ok:
-                raise ValueError(f"{type(self).__name__}.{field} must be {rule}, got {getattr(self, field)!r}")
+            require(self, ok, field, rule)
 
         for name in ("total_timesteps", "num_envs", "num_steps", "buffer_size", "batch_size", "policy_frequency", "hidden_size"):
-            value = getattr(self, name)
-            need(isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1, name, "an integer >= 1")
+            need(is_positive_int(getattr(self, name)), name, "an integer >= 1")
         need(isinstance(self.learning_starts, (int, np.integer)) and self.learning_starts >= 0, "learning_starts", "an integer >= 0")
         need(isinstance(self.federation_period, (int, np.integer)) and self.federation_period >= 0, "federation_period",
              "an integer >= 0 (episodes between averaging rounds; 0 = never)")
@@ -463,25 +460,13 @@ def federated_average(params: Any) -> Any:
 
 
 def make_trainer(env, env_params, config: OffPolicyConfig, recorder: Any = None, rollout_hook: Any = None) -> Trainer:
-    """A training run in pieces (see the module docstring and :class:`jaxclimate.algos.ippo.Trainer`)."""
-    if recorder is not None or rollout_hook is not None:
-        raise ValueError(f"{type(config).__name__}: recorders and rollout hooks are not supported by the off-policy learners")
-    if len(env.agents) != 1:
-        raise ValueError(f"the off-policy learners train one agent group; {env.name} has {sorted(env.agents)}")
-    (group, n_agents), = env.agents.items()
-    space = env.action_space(group)
-    if not isinstance(space, Box) or len(space.shape) != 1 or not np.all(np.isfinite(space.low)) or not np.all(np.isfinite(space.high)):
-        raise ValueError(f"the off-policy learners need a bounded 1-D Box action space; {env.name} has {space}")
+    """A training run in pieces (see the module docstring and :class:`jaxclimate.algos.base.Trainer`)."""
+    group, n_agents, space, period = _check_setup(env, env_params, config, recorder, rollout_hook)
     obs_dim, act_dim = env.observation_space(group).shape[0], space.shape[0]
     low, high = jnp.asarray(space.low, jnp.float32), jnp.asarray(space.high, jnp.float32)
     scale, offset = (high - low) / 2.0, (high + low) / 2.0
     impl_cls = _TQCLearner if isinstance(config, TQCConfig) else _DeterministicLearner
     impl = impl_cls(config, obs_dim, act_dim, scale, offset, low, high)
-    episode = int(np.max(np.asarray(env_params.max_steps)))
-    period = config.federation_period * episode
-    if period and period % config.num_steps:
-        raise ValueError(f"{type(config).__name__}: federation every {config.federation_period} episodes = {period} steps must "
-                         f"be a multiple of num_steps = {config.num_steps}")
     # Gates on "t mod k == 0" read the step index inside an iteration when num_steps is a
     # multiple of k: then they do not depend on the (vmapped) state and stay real branches.
     static_gate = lambda k: config.num_steps % k == 0  # noqa: E731
@@ -538,16 +523,7 @@ def make_trainer(env, env_params, config: OffPolicyConfig, recorder: Any = None,
 
         def body(state: OffPolicyState, _):
             state, stats = jax.lax.scan(step_body, state, jnp.arange(config.num_steps))
-            state = state.replace(update=state.update + 1)
-            if period:  # after the update of the step that ends every K-th episode
-                federate = state.step % period == 0
-                averaged = federated_average(state.learners.actor)
-                learners = state.learners.replace(actor=_select(federate, averaged, state.learners.actor))
-                if config.average_critics:
-                    learners = learners.replace(critic=_select(federate, federated_average(learners.critic), learners.critic))
-                state = state.replace(learners=learners, local_actor=_select(federate, state.learners.actor, state.local_actor))
-            else:
-                state = state.replace(local_actor=state.learners.actor)
+            state = _federate(state.replace(update=state.update + 1), period, config.average_critics)
             return state, _iteration_metrics(stats, group)
 
         return body
@@ -571,8 +547,36 @@ def make_trainer(env, env_params, config: OffPolicyConfig, recorder: Any = None,
     return trainer
 
 
-def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
+def _check_setup(env, env_params, config: OffPolicyConfig, recorder: Any, rollout_hook: Any) -> tuple[str, int, Box, int]:
+    """The one agent group, its size and bounded Box action space, and the federation period
+    in steps (0: never), or a ``ValueError`` saying what the off-policy learners cannot train."""
+    if len(env.agents) != 1:
+        raise ValueError(f"the off-policy learners train one agent group; {env.name} has {sorted(env.agents)}")
+    (group, n_agents), = env.agents.items()
+    space = env.action_space(group)
+    if not isinstance(space, Box) or len(space.shape) != 1 or not np.all(np.isfinite(space.low)) or not np.all(np.isfinite(space.high)):
+        raise ValueError(f"the off-policy learners need a bounded 1-D Box action space; {env.name} has {space}")
+    if recorder is not None or rollout_hook is not None:
+        raise ValueError(f"{type(config).__name__}: recorders and rollout hooks are not supported by the off-policy learners")
+    episode = int(np.max(np.asarray(env_params.max_steps)))
+    period = config.federation_period * episode
+    if period and period % config.num_steps:
+        raise ValueError(f"{type(config).__name__}: federation every {config.federation_period} episodes = {period} steps must "
+                         f"be a multiple of num_steps = {config.num_steps}")
+    return group, n_agents, space, period
+
+
+def _federate(state: OffPolicyState, period: int, average_critics: bool) -> OffPolicyState:
+    """FedAvg after the update of the step that ends every K-th episode (``period`` steps; 0:
+    never): the agents' actors (and critics, if asked) replaced by their mean; ``local_actor``
+    keeps each agent's own actor from before the averaging."""
+    if not period:
+        return state.replace(local_actor=state.learners.actor)
+    federate = state.step % period == 0
+    learners = state.learners.replace(actor=tree_select(federate, federated_average(state.learners.actor), state.learners.actor))
+    if average_critics:
+        learners = learners.replace(critic=tree_select(federate, federated_average(learners.critic), learners.critic))
+    return state.replace(learners=learners, local_actor=tree_select(federate, state.learners.actor, state.local_actor))
 
 
 def _iteration_metrics(stats: dict, group: str) -> dict:

@@ -3,23 +3,14 @@
 An algorithm is a config dataclass (frozen, validated in ``__post_init__``, with
 ``steps_per_update`` and ``num_updates``) and ``make_trainer(env, env_params, config,
 recorder=None, rollout_hook=None) -> Trainer`` (the protocol of
-:class:`jaxclimate.algos.ippo.Trainer`: ``init``, ``run``, ``policy``, ``act``,
+:class:`jaxclimate.algos.base.Trainer`: ``init``, ``run``, ``policy``, ``act``,
 ``initial_carry``, ``config``). ``python -m jaxclimate.train --algo NAME`` then trains it with
 the same progress bar, metrics, checkpoints, resume, summary and plots as every other.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Callable
-
-
-@dataclasses.dataclass(frozen=True)
-class Algorithm:
-    name: str
-    config_cls: type
-    make_trainer: Callable[..., Any]
-    description: str = ""
+from jaxclimate.algos.base import Algorithm
 
 
 _ALGORITHMS: dict[str, Algorithm] = {}

@@ -109,7 +109,7 @@ def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=PO
     written as one dataset chunk with a manifest. Regenerating with the same arguments gives
     the same file (keys from ``seed``)."""
     from jaxclimate.climate import cicero_jax
-    from jaxclimate.evaluation.consistency import oracle_inputs
+    from jaxclimate.envs.climate_mitigation.consistency import oracle_inputs
 
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")

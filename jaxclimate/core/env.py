@@ -142,14 +142,6 @@ class Environment(Generic[StateT, ParamsT]):
         info["final_obs"] = obs_step
         return obs, state, rewards, terminated, truncated, info
 
-    def training_report(self) -> Any:
-        """How ``python -m jaxclimate.train`` presents this environment (algorithm presets,
-        recorders, summary entries, plots): a :class:`jaxclimate.reporting.TrainingReport`;
-        environments override this to add their own."""
-        from jaxclimate.reporting import TrainingReport
-
-        return TrainingReport()
-
     def sample_actions(self, key: jax.Array) -> Actions:
         """Uniformly sampled actions for every agent of every group."""
         keys = jax.random.split(key, len(self.agents))

@@ -11,16 +11,35 @@ import dataclasses
 import inspect
 from typing import Any, Callable
 
+import numpy as np
+
 from jaxclimate.core.env import Environment, EnvParams
 
 _REGISTRY: dict[str, tuple[Callable[..., Environment], dict[str, Any]]] = {}
+_REPORTS: dict[str, str] = {}
 
 
-def register(env_id: str, factory: Callable[..., Environment], **defaults: Any) -> None:
-    """Register ``factory`` (usually the env class) under ``env_id`` with constructor defaults."""
+def register(env_id: str, factory: Callable[..., Environment], *, report: str | None = None, **defaults: Any) -> None:
+    """Register ``factory`` (usually the env class) under ``env_id`` with constructor defaults.
+
+    ``report``: where the training CLI finds how to present this environment, as
+    ``"module:attribute"`` of a ``jaxclimate.reporting.TrainingReport`` subclass (imported only
+    by the reporting layer, so an environment knows nothing of reports)."""
     if env_id in _REGISTRY:
         raise ValueError(f"environment id {env_id!r} is already registered")
+    if report is not None and report.count(":") != 1:
+        raise ValueError(f"report must be 'module:attribute', got {report!r}")
     _REGISTRY[env_id] = (factory, defaults)
+    if report is not None:
+        _REPORTS[env_id] = report
+
+
+def report_path(env_id: str) -> str | None:
+    """The ``"module:attribute"`` of ``env_id``'s training report, if it registered one."""
+    _load_builtin_envs()
+    if env_id not in _REGISTRY:
+        raise ValueError(f"unknown environment id {env_id!r}; registered: {', '.join(sorted(_REGISTRY))}")
+    return _REPORTS.get(env_id)
 
 
 def registered_envs() -> list[str]:
@@ -55,9 +74,23 @@ def make(env_id: str, **overrides: Any) -> tuple[Environment, EnvParams]:
             f"{env_id}: unknown option(s) {unknown}; constructor options: {sorted(ctor_names)}; "
             f"parameters: {sorted(field_names)}"
         )
+    for name, value in param_overrides.items():
+        _check_numeric(env_id, name, value, getattr(params, name))
     if param_overrides:
         params = params.replace(**param_overrides)
     return env, params
+
+
+def _check_numeric(env_id: str, name: str, value: Any, default: Any) -> None:
+    """A numeric parameter takes numbers (a string from the command line, say, is refused here,
+    naming the field, rather than deep inside JAX)."""
+    try:
+        numeric_default = np.asarray(default).dtype.kind in "biuf"
+        kind = np.asarray(value).dtype.kind
+    except (TypeError, ValueError):  # ragged or otherwise not an array
+        numeric_default, kind = True, "O"
+    if numeric_default and kind not in "biuf":
+        raise ValueError(f"{env_id}: parameter {name} must be a number or an array of numbers, got {value!r}")
 
 
 def _load_builtin_envs() -> None:

@@ -3,17 +3,20 @@
 from jaxclimate.core.registry import register
 from jaxclimate.envs.ebm import EBMEnv
 
-register("ebm-v1", EBMEnv, version=1)
+# each id with the training report the CLI presents it with (imported by jaxclimate.reporting only)
+_EBM = "jaxclimate.envs.ebm.report:EBMReport"
+register("ebm-v1", EBMEnv, report=_EBM, version=1)
 for _version in (2, 3):
-    register(f"ebm-v{_version}", EBMEnv, version=_version)  # 6 agents unless num_agents= is given
+    register(f"ebm-v{_version}", EBMEnv, report=_EBM, version=_version)  # 6 agents unless num_agents= is given
     for _n in (2, 6):
-        register(f"ebm-v{_version}-a{_n}", EBMEnv, version=_version, num_agents=_n)
+        register(f"ebm-v{_version}-a{_n}", EBMEnv, report=_EBM, version=_version, num_agents=_n)
 
 from jaxclimate.envs.climate_mitigation import ClimateMitigation  # noqa: E402
 
-register("climate-mitigation", ClimateMitigation)  # scenario="i" unless scenario= is given
-register("climate-mitigation-i", ClimateMitigation, scenario="i")
-register("climate-mitigation-ii", ClimateMitigation, scenario="ii")
+_CLIMATE = "jaxclimate.envs.climate_mitigation.report:ClimateMitigationReport"
+register("climate-mitigation", ClimateMitigation, report=_CLIMATE)  # scenario="i" unless scenario= is given
+register("climate-mitigation-i", ClimateMitigation, report=_CLIMATE, scenario="i")
+register("climate-mitigation-ii", ClimateMitigation, report=_CLIMATE, scenario="ii")
 
 from jaxclimate.envs.rice_n import RiceN  # noqa: E402
 
@@ -23,4 +26,4 @@ register("rice-n-club", RiceN, protocol="club")
 
 from jaxclimate.envs.invest_esg import InvestESG  # noqa: E402
 
-register("invest-esg", InvestESG)  # the paper default (config="exp_default") unless config= is given
+register("invest-esg", InvestESG, report="jaxclimate.envs.invest_esg.report:InvestESGReport")  # the paper default (config="exp_default") unless config= is given

@@ -132,7 +132,7 @@ def test_climate_game_runs_on_cicero_jax():
 
 def test_dataset_and_replay_with_cicero_jax_equal_the_oracle(tmp_path):
     from jaxclimate.climate import dataset
-    from jaxclimate.evaluation import consistency
+    from jaxclimate.envs.climate_mitigation import consistency
 
     config = dataset.GeneratorConfig(chunk_size=3)
     dataset.generate_dataset(tmp_path / "oracle", 5, workers=1, config=config, progress=False)

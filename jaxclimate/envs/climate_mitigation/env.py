@@ -245,11 +245,6 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         self._action_space = MultiDiscrete(ACTION_NVEC)
         self._initial_temperature: float | None = None
 
-    def training_report(self):
-        from jaxclimate.envs.climate_mitigation.report import ClimateMitigationReport
-
-        return ClimateMitigationReport()
-
     @property
     def name(self) -> str:
         return f"climate-mitigation-{self.scenario}"

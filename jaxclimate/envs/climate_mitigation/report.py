@@ -28,7 +28,7 @@ class ClimateMitigationReport(TrainingReport):
         return {"paper": dict(IPPO_PAPER)} if algo == "ippo" else {}
 
     def recorder(self, env, config, options: dict) -> Any:
-        from jaxclimate.evaluation.consistency import EpisodeReservoir
+        from jaxclimate.envs.climate_mitigation.consistency import EpisodeReservoir
 
         size = int(options.get("reservoir", 2000))
         return EpisodeReservoir(size, config.num_envs) if size > 0 and hasattr(config, "num_envs") else None
@@ -47,7 +47,7 @@ class ClimateMitigationReport(TrainingReport):
         }
         summary["bau_temperature_2065"] = summary["bau_temperatures"][-1]
         if getattr(state, "recorder", None) is not None:
-            from jaxclimate.evaluation.consistency import EpisodeReservoir
+            from jaxclimate.envs.climate_mitigation.consistency import EpisodeReservoir
 
             stores = [EpisodeReservoir.contents(jax.tree_util.tree_map(lambda x: x[s], state.recorder))
                       for s in range(options["seeds"])]

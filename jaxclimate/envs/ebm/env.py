@@ -222,11 +222,6 @@ class EBMEnv(Environment[EBMState, EBMParams]):
     def name(self) -> str:
         return f"ebm-v{self.version}" + ("" if self.version == 1 else f"-a{self.num_agents}")
 
-    def training_report(self):
-        from jaxclimate.envs.ebm.report import EBMReport
-
-        return EBMReport()
-
     @property
     def default_params(self) -> EBMParams:
         return EBMParams()

@@ -211,11 +211,6 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
     def name(self) -> str:
         return f"invest-esg[{self.num_companies}x{self.num_investors}]"
 
-    def training_report(self):
-        from jaxclimate.envs.invest_esg.report import InvestESGReport
-
-        return InvestESGReport()
-
     @property
     def default_params(self) -> InvestESGParams:
         params = self.config.params()

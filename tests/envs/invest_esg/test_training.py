@@ -13,6 +13,7 @@ from jaxclimate.algos.ippo import IPPOConfig, make_train
 from jaxclimate.envs.invest_esg import COMPANIES, INVESTORS, InvestESG
 from jaxclimate.envs.invest_esg.report import AUTHORS_JAX, PAPER_SB3
 from jaxclimate.envs.invest_esg.rollout import RealWorldSeeding
+from jaxclimate.reporting import report_for
 
 
 @pytest.mark.slow
@@ -36,7 +37,7 @@ def test_presets_are_the_papers_settings():
     assert sb3.hidden_sizes == (256, 128) and sb3.activation == "tanh" and not sb3.anneal_lr and sb3.lr == 3e-5
     assert sb3.num_updates * sb3.steps_per_update == 3_000_000  # 30k episodes of 100 years
     assert jaxp.separate_optimizers and jaxp.layer_norm and jaxp.hidden_sizes == (256, 256) and jaxp.steps_per_update == 1000
-    report = InvestESG(config="exp_e1_1").training_report()
+    report = report_for("invest-esg")
     assert report.presets(InvestESG(config="exp_e1_1"), "ippo")["paper_sb3"]["learning_starts"] == ((COMPANIES, 20_000),)
     assert "learning_starts" not in report.presets(InvestESG(), "ippo")["paper_sb3"]
 

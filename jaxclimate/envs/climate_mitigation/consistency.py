@@ -12,7 +12,7 @@ climate as CICERO-SCM would have given them?
    r_k = −Σ_t γ^t ΔT_k(t) (paper Eq. 44) and the authors' −Σ_t γ^t ΔT_k(t)⁴, γ = 0.999, t over
    the 50 years.
 
-CLI: ``python -m jaxclimate.evaluation.consistency RUN_DIR [--n 1000] [--workers 2] [--engine cicero-jax]`` reads
+CLI: ``python -m jaxclimate.envs.climate_mitigation.consistency RUN_DIR [--n 1000] [--workers 2] [--engine cicero-jax]`` reads
 ``RUN_DIR/trajectories.npz`` (written by ``python -m jaxclimate.train``) and writes
 ``RUN_DIR/consistency.json``.
 """
@@ -225,7 +225,7 @@ def evaluate(emissions: np.ndarray, T_surrogate: np.ndarray, n: int | None = 100
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jaxclimate.evaluation.consistency", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m jaxclimate.envs.climate_mitigation.consistency", description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", type=Path, help="a run directory with trajectories.npz (from python -m jaxclimate.train)")
     parser.add_argument("--n", type=int, default=1000, help="episodes to replay (default 1000; all if fewer stored)")
     parser.add_argument("--seed", type=int, default=42, help="sampling seed (default 42, the authors')")

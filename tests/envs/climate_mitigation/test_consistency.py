@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from jaxclimate.core.env import EnvState
-from jaxclimate.evaluation import consistency as cs
+from jaxclimate.envs.climate_mitigation import consistency as cs
 
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "cicero" / "game_fixed_policies.npz"
+GOLDEN = Path(__file__).resolve().parents[2] / "data" / "cicero" / "game_fixed_policies.npz"
 
 
 def test_kendall_and_spearman_match_scipy():
