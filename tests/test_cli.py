@@ -1,0 +1,24 @@
+"""The ``jaxclimate`` console script dispatches to the ``python -m`` commands."""
+
+import pytest
+
+from jaxclimate import cli
+
+
+def test_usage_lists_every_command(capsys):
+    assert cli.main([]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in cli.COMMANDS)
+
+
+def test_an_unknown_command_exits_2(capsys):
+    assert cli.main(["trian"]) == 2
+    assert "unknown command 'trian'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["train", "sweep", "info"])
+def test_a_command_passes_its_options_on(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, "--help"])
+    assert exit_.value.code == 0
+    assert "--" in capsys.readouterr().out  # the command's own option list
