@@ -1,7 +1,7 @@
 """Every environment's benchmark and training-throughput measurement in one go.
 
     python -m benchmarks                          # the full suite (CPU: ~20 min on 2 cores)
-    python -m benchmarks --quick                  # a smoke run (CI): tiny batches, one repeat
+    python -m benchmarks --quick                  # a smoke run (CI): tiny batches, one repeat, into results/quick/
     python -m benchmarks --envs 1 256 4096 65536  # a GPU: up to 65,536 parallel envs
     python -m benchmarks --reuse ebm              # the ebm rows from its saved JSON, the rest measured
 
@@ -214,12 +214,14 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--only", nargs="+", choices=list(BENCHMARKS), help="run only these benchmarks")
     p.add_argument("--reuse", nargs="+", choices=list(BENCHMARKS), default=[],
                    help="read these benchmarks' saved JSON in --out instead of running them again")
-    p.add_argument("--out", type=Path, default=None, help="results folder (default benchmarks/results)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="results folder (default benchmarks/results; --quick: benchmarks/results/quick, never the records)")
     args = p.parse_args(argv)
     envs = args.envs or ([1, 2] if args.quick else DEFAULT_ENVS)
     if min(envs) < 1:
         p.error("--envs must be >= 1")
-    out = RESULTS_DIR if args.out is None else args.out
+    # a smoke run never replaces the records: its numbers go to a scratch folder
+    out = args.out if args.out is not None else RESULTS_DIR / "quick" if args.quick else RESULTS_DIR
     out.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {"device": device_info(), "quick": args.quick, "envs": envs, "rows": [], "references": [],
                               "training": [], "benchmarks": {}, "reused": args.reuse}

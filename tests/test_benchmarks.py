@@ -197,3 +197,17 @@ def test_gpu_acceptance_cuts_off_a_stage_at_its_limit(tmp_path, monkeypatch):
     assert "started" in (tmp_path / "info.log").read_text()
     monkeypatch.setattr(gpu_acceptance, "stage_command", lambda *a: [sys.executable, "-c", "raise SystemExit(3)"])
     assert gpu_acceptance.run_stage("info", tmp_path, True, False, limit=30)["status"] == "failed"
+
+
+def test_a_quick_suite_run_never_writes_over_the_records(monkeypatch, tmp_path):
+    """``python -m benchmarks --quick`` (no --out) writes to results/quick/, not beside the records."""
+    from benchmarks import run_all
+
+    monkeypatch.setattr(run_all, "RESULTS_DIR", tmp_path / "results")
+    ran = {}
+    monkeypatch.setattr(run_all, "run_benchmark", lambda name, envs, quick, out, reuse: ran.setdefault("out", out) and ([], [], []))
+    monkeypatch.setattr(run_all, "plot", lambda record, path: None)
+    run_all.main(["--quick", "--only", "ebm"])
+    assert ran["out"] == tmp_path / "results" / "quick"
+    assert (tmp_path / "results" / "quick" / "suite-quick-cpu.json").exists()
+    assert not list((tmp_path / "results").glob("*.json"))
