@@ -37,8 +37,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from jaxclimate import make  # noqa: E402
-from jaxclimate import distributed  # noqa: E402
+from jaxclimate import distributed, make  # noqa: E402
 from jaxclimate.algos.ippo import IPPOConfig, make_trainer  # noqa: E402
 from jaxclimate.envs.rice_n import evaluation as ev  # noqa: E402
 

@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+
 # The suite runs on the CPU wherever it runs, a GPU machine included (each xdist worker would
 # otherwise preallocate 75 % of the GPU's memory, and the parity tolerances are CPU ones);
 # JAXCLIMATE_TEST_BACKEND=gpu (or any JAX platform name) asks for another backend. Set before

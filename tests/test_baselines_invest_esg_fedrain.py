@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxclimate.envs.ebm import area_weighted_rmse_bands
-from jaxclimate.envs.ebm import TARGET
+from jaxclimate.envs.ebm import TARGET, area_weighted_rmse_bands
 
 BASELINES = Path(__file__).resolve().parents[1] / "baselines"
 

@@ -19,7 +19,7 @@ def test_each_value_equals_its_own_run(tmp_path):
     result = json.loads((tmp_path / "s" / "sweep.json").read_text())
     assert [r["value"] for r in result["rows"]] == [0.003, 0.03] and result["where"] == "env"
     assert "| 0.03 |" in (tmp_path / "s" / "sweep.md").read_text()
-    alone = train.run(train.build_options(TINY + ["--seeds", "2", "--env-set", "damage_coefficient=0.03",
+    train.run(train.build_options(TINY + ["--seeds", "2", "--env-set", "damage_coefficient=0.03",
                                                   "--run-dir", str(tmp_path / "alone")]))
     rows = [json.loads(line) for line in (tmp_path / "alone" / "metrics.jsonl").read_text().splitlines()]
     returns = np.array([r["countries"]["episode_return"] for r in rows])  # (updates, seeds, agents)

@@ -300,7 +300,7 @@ class _DeterministicLearner:
             return learner.replace(actor_target=_soft_update(learner.actor_target, learner.actor, cfg.tau),
                                    critic_target=_soft_update(learner.critic_target, learner.critic, cfg.tau)), a_loss
 
-        learner, a_loss = jax.lax.cond(do_actor, actor_step, lambda l: (l, jnp.zeros(())), learner)
+        learner, a_loss = jax.lax.cond(do_actor, actor_step, lambda unchanged: (unchanged, jnp.zeros(())), learner)
         return learner, {"critic_loss": c_loss, "actor_loss": a_loss, "q_value": q_mean}
 
 
@@ -379,9 +379,9 @@ class _TQCLearner:
             learner, (losses, entropies) = jax.lax.scan(actor_round, learner, jax.random.split(k_actor, cfg.policy_frequency))
             return learner, losses.mean()
 
-        learner, a_loss = jax.lax.cond(do_actor, actor_step, lambda l: (l, jnp.zeros(())), learner)
-        learner = jax.lax.cond(do_target, lambda l: l.replace(critic_target=_soft_update(l.critic_target, l.critic, cfg.tau)),
-                               lambda l: l, learner)
+        learner, a_loss = jax.lax.cond(do_actor, actor_step, lambda unchanged: (unchanged, jnp.zeros(())), learner)
+        learner = jax.lax.cond(do_target, lambda ln: ln.replace(critic_target=_soft_update(ln.critic_target, ln.critic, cfg.tau)),
+                               lambda ln: ln, learner)
         return learner, {"critic_loss": c_loss, "actor_loss": a_loss, "q_value": q_mean, "alpha": jnp.exp(learner.log_alpha)}
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from jaxclimate.algos.base import Algorithm
 
-
 _ALGORITHMS: dict[str, Algorithm] = {}
 
 

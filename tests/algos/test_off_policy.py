@@ -9,13 +9,13 @@ import pytest
 
 import jaxclimate
 from jaxclimate.algos.off_policy import (
-    _DeterministicLearner,
-    _soft_update,
     DDPGConfig,
-    deterministic_update_flops,
     TD3Config,
     TorchDense,
     TQCConfig,
+    _DeterministicLearner,
+    _soft_update,
+    deterministic_update_flops,
     federated_average,
     local_policy,
     make_trainer,

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from jaxclimate import make
-from jaxclimate.envs.ebm import GROUP, EBMEnv, EBMParams, simulate, static_baseline
-from jaxclimate.envs.ebm import physics
+from jaxclimate.envs.ebm import GROUP, EBMEnv, EBMParams, physics, simulate, static_baseline
 from jaxclimate.testing import check_env
 from tests.conftest import load_golden
 

@@ -13,7 +13,6 @@ from jaxclimate.envs.invest_esg import (
     INVESTORS,
     REFERENCE_EVENT_UNIFORMS,
     InvestESG,
-    episode_metrics,
     hazard_probabilities,
     invest,
 )

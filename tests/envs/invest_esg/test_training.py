@@ -1,11 +1,11 @@
 """Learning on InvestESG: heterogeneous IPPO learns, the presets, the seeding hook and the CLI."""
 
-import pytest
 import json
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxclimate
 from jaxclimate import train

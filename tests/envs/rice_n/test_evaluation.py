@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jaxclimate.envs.rice_n import RiceN, evaluation as ev, replay
+from jaxclimate.envs.rice_n import RiceN, replay
+from jaxclimate.envs.rice_n import evaluation as ev
 from jaxclimate.envs.rice_n.params import index_constants
 from tests.envs.rice_n import golden
 
