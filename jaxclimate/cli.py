@@ -1,5 +1,5 @@
-"""The ``jaxclimate`` console script: ``jaxclimate train|sweep|info|consistency [options]``,
-the same commands as ``python -m jaxclimate.train`` (``.sweep``, ``.info``,
+"""The ``jaxclimate`` console script: ``jaxclimate train|evaluate|sweep|info|consistency [options]``,
+the same commands as ``python -m jaxclimate.train`` (``.evaluate``, ``.sweep``, ``.info``,
 ``.envs.climate_mitigation.consistency``), whose ``--help`` each subcommand passes on."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import sys
 
 COMMANDS = {
     "train": ("jaxclimate.train", "train any registered algorithm on any environment"),
+    "evaluate": ("jaxclimate.evaluate", "roll out a trained run's policies, under its parameters or others"),
     "sweep": ("jaxclimate.sweep", "values of a parameter × seeds in one program"),
     "info": ("jaxclimate.info", "backend, devices, versions, precision and a throughput probe"),
     "consistency": ("jaxclimate.envs.climate_mitigation.consistency", "replay a climate-game run's episodes through CICERO-SCM"),

@@ -76,7 +76,7 @@ def evaluate_policies(env, env_params, trainer, state, key: jax.Array | None = N
     the episode."""
     key = jax.random.PRNGKey(0) if key is None else key
     steps = int(np.max(np.asarray(getattr(env_params, "max_steps", 1000))))
-    episode = _episode_program(env, trainer, steps, deterministic)
+    episode = episode_program(env, trainer, steps, deterministic)
     policies = jax.vmap(trainer.policy)(state)
     actions, rewards, info, done = jax.device_get(jax.jit(jax.vmap(episode, in_axes=(0, None, None)))(policies, env_params, key))
     evaluations = []
@@ -95,9 +95,10 @@ def evaluate_policy(env, env_params, trainer, state, seed_index: int = 0, key: j
     return evaluate_policies(env, env_params, trainer, one, key, deterministic)[0]
 
 
-def _episode_program(env, trainer, steps: int, deterministic: bool):
-    """``episode(policy, env_params, key)``: ``steps`` steps of one env under one policy, with
-    the key chain of a step-by-step loop (``key, k_act, k_step = split(key, 3)``)."""
+def episode_program(env, trainer, steps: int, deterministic: bool):
+    """``episode(policy, env_params, key)`` -> (actions, rewards, info, done) per step: ``steps``
+    steps of one env under one policy, with the key chain of a step-by-step loop (``key, k_act,
+    k_step = split(key, 3)``)."""
     has_mask = hasattr(env, "action_mask")
 
     def episode(policy, env_params, key):

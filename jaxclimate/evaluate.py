@@ -1,0 +1,89 @@
+"""``python -m jaxclimate.evaluate RUN_DIR``: roll out a trained run's policies and report them.
+
+Every seed's policy from the run's latest checkpoint, ``--episodes`` episodes each, in one
+compiled program (``vmap`` over seeds and episodes), under the parameters the run trained with
+or others (``--env-set``: generalisation). Writes ``evaluation.json`` (each agent's return,
+mean and standard deviation over episodes, per seed and overall, and the environment's own
+summary of one deterministic episode per seed, as ``summary.json`` has it) and the
+environment's plots into ``--out`` (default ``RUN_DIR/evaluation``, or
+``RUN_DIR/evaluation-<k>=<v>`` under changed parameters).
+
+Examples::
+
+    python -m jaxclimate.evaluate runs/climate-mitigation-i-ippo-20261126-030000 --episodes 32
+    python -m jaxclimate.evaluate runs/ebm-v3-a6-ddpg-20261126-030000 --env-set D=0.7
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxclimate._io import atomic_write_text
+from jaxclimate.policy import TrainedPolicy, load_policy
+from jaxclimate.reporting import evaluate_policies, report_for
+
+
+def evaluate(policy: TrainedPolicy, episodes: int, out: Path, plots: bool = True) -> dict[str, Any]:
+    """Returns over ``episodes`` episodes per seed and the environment's summary, written to ``out``."""
+    env, params, options = policy.env, policy.env_params, policy.options
+    returns = policy.episode_returns(episodes, jax.random.PRNGKey(options["seed"]), env_params=params)
+    report = report_for(options["env"])
+    evaluations = evaluate_policies(env, params, policy.trainer, policy.state)
+    out.mkdir(parents=True, exist_ok=True)
+    rows_file = Path(options["run_dir"]) / "metrics.jsonl"
+    rows = [json.loads(line) for line in rows_file.read_text().splitlines() if line.strip()] if rows_file.exists() else []
+    summary = report.summarize(env, params, policy.trainer, policy.state, rows, evaluations, options, out)
+    record = {
+        "run_dir": options["run_dir"], "env": env.name, "algo": options.get("algo", "ippo"), "seeds": policy.seeds,
+        "chunks_trained": policy.chunks_done, "episodes_per_seed": episodes,
+        "returns": {g: {"mean": float(r.mean()), "std_over_episodes": float(r.sum(-1).std(axis=1).mean()),
+                        "per_agent": r.mean(axis=(0, 1)).tolist(), "per_seed": r.sum(-1).mean(axis=1).tolist()}
+                    for g, r in returns.items()},
+        "summary": summary,
+    }
+    atomic_write_text(out / "evaluation.json", json.dumps(_plain(record), indent=2) + "\n")
+    if plots:
+        report.plot(env, rows, summary, evaluations, out)
+    return record
+
+
+def _plain(tree: Any) -> Any:
+    return jax.tree_util.tree_map(lambda x: np.asarray(x).tolist() if isinstance(x, (np.ndarray, np.generic, jax.Array)) else x, tree)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from jaxclimate.train import key_value_pairs, parse_value
+
+    parser = argparse.ArgumentParser(prog="python -m jaxclimate.evaluate", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("run_dir", type=Path, help="a run directory of python -m jaxclimate.train")
+    parser.add_argument("--episodes", type=int, default=8, help="episodes per seed (default 8)")
+    parser.add_argument("--env-set", action="append", default=[], metavar="KEY=VALUE", help="an environment parameter to change")
+    parser.add_argument("--out", type=Path, help="output folder (default RUN_DIR/evaluation[-changes])")
+    parser.add_argument("--no-plots", action="store_true")
+    args = parser.parse_args(argv)
+    if args.episodes < 1:
+        parser.error(f"--episodes must be >= 1, got {args.episodes}")
+    overrides = {k: parse_value(v) for k, v in key_value_pairs(args.env_set, "--env-set").items()}
+    try:
+        policy = load_policy(args.run_dir, **overrides)
+    except (FileNotFoundError, ValueError, TypeError) as err:
+        parser.error(str(err))
+    tag = "-".join(f"{k}={v}" for k, v in overrides.items())
+    out = args.out or args.run_dir / ("evaluation" + (f"-{tag}" if tag else ""))
+    record = evaluate(policy, args.episodes, out, plots=not args.no_plots)
+    for group, r in record["returns"].items():
+        print(f"[{group}] return {r['mean']:.4f} per agent (mean over {policy.seeds} seed(s) × {args.episodes} episodes)")
+    print(f"wrote {out / 'evaluation.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""Trained policies: a run directory's last checkpoint, ready to act and to be rolled out.
+
+    policy = jaxclimate.load_policy("runs/climate-mitigation-i-ippo-20261126-030000")
+    actions, carry = policy.act(key, obs)               # obs: every group with a leading batch axis
+    returns = policy.episode_returns(episodes=16)       # all seeds × 16 episodes in one program
+    policy = jaxclimate.load_policy(run_dir, damage_coefficient=0.006)   # under changed parameters
+
+The environment, the algorithm and its configuration come from the run's ``config.json``; the
+state from its latest checkpoint (the same one ``--resume`` continues from). Keyword arguments
+override the environment's parameters, so a policy can be evaluated where it was not trained.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxclimate.checkpoint import Checkpointer
+from jaxclimate.reporting import episode_program
+
+
+@dataclasses.dataclass
+class TrainedPolicy:
+    """Every seed's trained policy from one run, with the environment to roll it out in."""
+
+    env: Any
+    env_params: Any
+    trainer: Any
+    state: Any  # the run's training state, every seed stacked on axis 0 (host arrays)
+    options: dict
+    chunks_done: int
+
+    @property
+    def seeds(self) -> int:
+        return int(jax.tree_util.tree_leaves(self.state)[0].shape[0])
+
+    def policy(self, seed: int = 0) -> Any:
+        """What ``trainer.act`` needs of seed ``seed`` (network parameters, or actors)."""
+        return self.trainer.policy(jax.tree_util.tree_map(lambda x: jnp.asarray(x[seed]), self.state))
+
+    def act(self, key: jax.Array, obs: dict, carry: Any = None, done: jax.Array | None = None, seed: int = 0,
+            deterministic: bool = True, mask: dict | None = None) -> tuple[dict, Any]:
+        """Actions of seed ``seed``'s policy for a batch of envs (``obs``: group -> (B, N, ...));
+        ``carry``/``done`` for recurrent networks (default: a fresh episode). Jittable."""
+        batch = jax.tree_util.tree_leaves(obs)[0].shape[0]
+        carry = self.trainer.initial_carry(batch) if carry is None else carry
+        done = jnp.ones((batch,), bool) if done is None else done
+        return self.trainer.act(self.policy(seed), obs, carry, done, key, deterministic=deterministic, mask=mask)
+
+    def episode_returns(self, episodes: int = 1, key: jax.Array | None = None, deterministic: bool = True,
+                        env_params: Any = None) -> dict[str, np.ndarray]:
+        """Each agent's return over one episode, for every seed × ``episodes`` episodes (each
+        from its own key), in one compiled program: group -> (seeds, episodes, N)."""
+        params = self.env_params if env_params is None else env_params
+        steps = int(np.max(np.asarray(params.max_steps)))
+        episode = episode_program(self.env, self.trainer, steps, deterministic)
+        keys = jax.random.split(jax.random.PRNGKey(0) if key is None else key, episodes)
+        policies = jax.vmap(self.trainer.policy)(jax.tree_util.tree_map(jnp.asarray, self.state))
+
+        def returns(policy, k):
+            _, rewards, _, done = episode(policy, params, k)
+            alive = jnp.cumsum(done) - done == 0  # the steps up to and including the first end
+            return {g: jnp.sum(r * alive.reshape(-1, *([1] * (r.ndim - 1))), axis=0) for g, r in rewards.items()}
+
+        per_seed = jax.vmap(jax.vmap(returns, in_axes=(None, 0)), in_axes=(0, None))
+        return jax.tree_util.tree_map(np.asarray, jax.jit(per_seed)(policies, keys))
+
+
+def load_policy(run_dir: str | Path, **env_overrides: Any) -> TrainedPolicy:
+    """The trained policies of ``run_dir`` (its ``config.json`` and latest checkpoint);
+    ``env_overrides`` change the environment's parameters (not its constructor options)."""
+    from jaxclimate.train import make_run  # the CLI's own assembly of env, config and trainer
+
+    run_dir = Path(run_dir)
+    config_file = run_dir / "config.json"
+    if not config_file.exists():
+        raise FileNotFoundError(f"{run_dir} is not a run directory: no config.json (python -m jaxclimate.train writes one)")
+    options = json.loads(config_file.read_text())
+    env, env_params, _, trainer = make_run(options)
+    if env_overrides:
+        env_params = env_params.replace(**env_overrides)
+    keys = jax.random.split(jax.random.PRNGKey(options["seed"]), options["seeds"])
+    like = jax.tree_util.tree_map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(jax.vmap(trainer.init), keys))
+    checkpoints = Checkpointer(run_dir / "checkpoints")
+    try:
+        state, chunks_done = checkpoints.restore_latest(like=like), checkpoints.latest_step()
+    finally:
+        checkpoints.close()
+    if state is None:
+        raise FileNotFoundError(f"{run_dir} has no checkpoint yet: train it (or continue it with --resume) first")
+    return TrainedPolicy(env, env_params, trainer, state, options, int(chunks_done))
