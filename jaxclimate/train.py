@@ -52,6 +52,7 @@ from jaxclimate._xla import use_cpu_safe_xla_flags
 use_cpu_safe_xla_flags()  # before JAX starts its backend (see jaxclimate/_xla.py)
 
 import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxclimate import _cache, distributed  # noqa: E402
@@ -348,19 +349,12 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     ckpt = Checkpointer(run_dir / "checkpoints")
     done_chunks = 0
     if options["resume"]:
-        restored = ckpt.restore_latest(like=placement.to_host(state))
-        if restored is not None:
-            state, done_chunks = placement.from_host(restored), int(ckpt.latest_step())
-        if writer:  # killed before its first checkpoint (a preempted job restarted with --resume): from the start
-            _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[:done_chunks]))
-            print(f"resuming {run_dir} after chunk {done_chunks}/{len(sizes)} "
-                  f"({sum(sizes[:done_chunks]) * config.steps_per_update:,} env steps per seed)" if done_chunks else
-                  f"resuming {run_dir}: no checkpoint yet, starting it from the beginning with its saved configuration")
+        state, done_chunks = _resume(state, ckpt, placement, sizes, config.steps_per_update, run_dir, writer)
     runners = {}
 
     def compiled(n: int):
-        if n not in runners:
-            runners[n] = placement.compile(lambda rs: trainer.run(rs, n), donate=True)  # the state lives once
+        if n not in runners:  # the state lives once (donated); each chunk says what went non-finite
+            runners[n] = placement.compile(lambda rs: _run_and_check(trainer, rs, n), donate=True)
         return runners[n]
 
     from tqdm.auto import tqdm
@@ -383,16 +377,20 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
         bar.update(sizes[chunk] * config.steps_per_update * seeds)
         bar.set_postfix({g: f"{last[g]['episode_return_mean']:.3f}" for g in env.agents})
 
-    pending = None  # (chunk, metrics): computed on the device, metrics not yet written
+    pending, non_finite = None, None  # pending: (chunk, metrics) computed on the device, metrics not yet written
     try:
         for chunk in range(done_chunks, len(sizes)):
             if stop_after_chunks is not None and chunk - done_chunks >= stop_after_chunks:
                 interrupted = True
                 break
-            state, metrics = compiled(sizes[chunk])(state)  # the old state is donated to the new one
+            state, metrics, flags = compiled(sizes[chunk])(state)  # the old state is donated to the new one
             pending = (chunk, metrics)
             record(chunk, metrics)
-            pending, chunks_done = None, chunk + 1
+            pending = None
+            non_finite = _first_non_finite(placement.to_host(flags), chunk, ckpt.latest_step() or 0)
+            if non_finite:
+                break
+            chunks_done = chunk + 1
             if (chunk + 1) % options["checkpoint_every"] == 0 or chunk + 1 == len(sizes):
                 ckpt.save(chunk + 1, placement.to_host(state))
     except KeyboardInterrupt:
@@ -403,6 +401,10 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
             chunks_done = pending[0] + 1
     bar.close()
     elapsed = time.perf_counter() - wall
+    if non_finite:
+        ckpt.close()
+        print(non_finite, file=sys.stderr)
+        return {"non_finite": non_finite, "chunks_done": chunks_done}
     if interrupted:
         return _stop(state, chunks_done, sizes, ckpt, placement, run_dir, writer)
     host_state = placement.to_host(state)
@@ -414,6 +416,44 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     summary = _finish(env, env_params, trainer, host_state, options, run_dir, elapsed, report, devices)
     summary["state"] = host_state
     return summary
+
+
+def _resume(state, ckpt, placement, sizes: list[int], steps_per_update: int, run_dir: Path, writer: bool) -> tuple[Any, int]:
+    """The latest checkpoint's state and its chunk count; a run killed before its first
+    checkpoint (a preempted job restarted with --resume) starts from the beginning."""
+    restored, done_chunks = ckpt.restore_latest(like=placement.to_host(state)), 0
+    if restored is not None:
+        state, done_chunks = placement.from_host(restored), int(ckpt.latest_step())
+    if writer:
+        _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[:done_chunks]))
+        print(f"resuming {run_dir} after chunk {done_chunks}/{len(sizes)} ({sum(sizes[:done_chunks]) * steps_per_update:,} "
+              "env steps per seed)" if done_chunks else
+              f"resuming {run_dir}: no checkpoint yet, starting it from the beginning with its saved configuration")
+    return state, done_chunks
+
+
+def _run_and_check(trainer, state, n: int) -> tuple[Any, Any, dict[str, jax.Array]]:
+    """``n`` updates of one run, and whether its training state (parameters, optimiser and env
+    state, buffers) or its losses went non-finite: a pass over them inside the program."""
+    state, metrics = trainer.run(state, n)
+
+    def non_finite(leaves) -> jax.Array:
+        floats = [x for x in leaves if jnp.issubdtype(x.dtype, jnp.inexact)]
+        return jnp.any(jnp.stack([~jnp.all(jnp.isfinite(x)) for x in floats])) if floats else jnp.zeros((), bool)
+
+    losses = [x for path, x in jax.tree_util.tree_leaves_with_path(metrics) if "loss" in jax.tree_util.keystr(path)]
+    return state, metrics, {"training state": non_finite(jax.tree_util.tree_leaves(state)), "losses": non_finite(losses)}
+
+
+def _first_non_finite(flags: dict[str, np.ndarray], chunk: int, last_finite: int) -> str | None:
+    """One line naming the chunk, the seed and the quantity that went non-finite, or None."""
+    for quantity in ("losses", "training state"):
+        seeds = np.flatnonzero(np.asarray(flags[quantity]))
+        if seeds.size:
+            kept = f"the last finite checkpoint is chunk {last_finite}" if last_finite else "no checkpoint was kept"
+            return (f"error: non-finite {quantity} in chunk {chunk + 1}, seed {int(seeds[0])}"
+                    f"{f' (and {seeds.size - 1} more)' if seeds.size > 1 else ''}: training stopped; {kept}")
+    return None
 
 
 def _stop(state, chunks_done: int, sizes: list[int], ckpt, placement, run_dir: Path, writer: bool) -> dict[str, Any]:
@@ -505,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
     if distributed.is_writer():
         print(f"run directory: {options['run_dir']}")
     result = run(options)
-    return 130 if result.get("interrupted") else 0
+    return 130 if result.get("interrupted") else 1 if result.get("non_finite") else 0
 
 
 if __name__ == "__main__":

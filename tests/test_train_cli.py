@@ -174,3 +174,29 @@ def test_a_bad_flag_exits_2_with_one_line_and_leaves_nothing(argv, says, tmp_pat
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("python -m jaxclimate.train: error:") and says in last, last
     assert not (tmp_path / "run").exists()
+
+
+def test_a_non_finite_chunk_stops_the_run_and_keeps_the_last_finite_checkpoint(tmp_path, monkeypatch, capsys):
+    """Parameters poisoned with NaN in the third of four chunks: the run stops there with one
+    line naming the chunk, the seed and the quantity, and its checkpoints stop at chunk 2."""
+    import jax.numpy as jnp
+
+    real_make_run = train.make_run
+
+    def poisoned_make_run(options):
+        env, env_params, config, trainer = real_make_run(options)
+
+        def run(rs, n):
+            rs, metrics = trainer.run(rs, n)
+            poison = jnp.where(rs.update > 4, jnp.nan, 0.0)  # 2 updates per chunk: from chunk 3 on
+            return rs.replace(params=jax.tree_util.tree_map(lambda x: x + poison, rs.params)), metrics
+
+        return env, env_params, config, trainer._replace(run=run)
+
+    monkeypatch.setattr(train, "make_run", poisoned_make_run)
+    result = train.run(train.build_options(TINY + ["--run-dir", str(tmp_path), "--no-plots"]))
+    assert result["non_finite"] == ("error: non-finite training state in chunk 3, seed 0: training stopped; "
+                                    "the last finite checkpoint is chunk 2")
+    assert result["non_finite"] in capsys.readouterr().err
+    assert sorted(int(p.name) for p in (tmp_path / "checkpoints").iterdir() if p.name.isdigit()) == [1, 2]
+    assert not (tmp_path / "summary.json").exists()
