@@ -3,12 +3,13 @@
 from jaxclimate.core import spaces, struct
 from jaxclimate.core.env import Environment, EnvParams, EnvState
 from jaxclimate.core.registry import make, register, registered_envs
-from jaxclimate.core.wrappers import EpisodeStatistics, PerAgentDictAdapter, Wrapper
+from jaxclimate.core.wrappers import CheckedActions, EpisodeStatistics, PerAgentDictAdapter, Wrapper
 
 __all__ = [
     "Environment",
     "EnvParams",
     "EnvState",
+    "CheckedActions",
     "EpisodeStatistics",
     "PerAgentDictAdapter",
     "Wrapper",

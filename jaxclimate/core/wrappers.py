@@ -1,4 +1,4 @@
-"""Wrappers: episode statistics, and a JaxMARL-style per-agent dict adapter."""
+"""Wrappers: episode statistics, checked actions, and a JaxMARL-style per-agent dict adapter."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.experimental import checkify
 
 from jaxclimate.core import struct
 from jaxclimate.core.env import Environment, EnvState
@@ -27,6 +28,25 @@ class Wrapper:
         while isinstance(env, Wrapper):
             env = env._env
         return env
+
+
+class CheckedActions(Wrapper):
+    """Every action checked against its space inside the program, naming the group, the first
+    agent out of range and the space (``jax.experimental.checkify``; the unchecked ``step``
+    pays nothing). Run the step under ``checkify.checkify`` and throw its error::
+
+        env = CheckedActions(env)
+        err, out = jax.jit(checkify.checkify(env.step))(key, state, actions, params)
+        err.throw()   # ValueError: ... actions['countries'] of agent 2 outside MultiDiscrete([3, 3, 3, 3]) ...
+    """
+
+    def step(self, key: jax.Array, state: Any, actions: dict, params: Any = None):
+        for group in self._env.agents:
+            space = self._env.action_space(group)
+            inside = jax.vmap(space.contains)(jnp.asarray(actions[group]))  # (agents,)
+            checkify.check(jnp.all(inside), f"{self._env.name}.step: actions[{group!r}] of agent {{agent}} outside {space} "
+                           f"(first such agent)", agent=jnp.argmin(inside))
+        return self._env.step(key, state, actions, params)
 
 
 @struct.dataclass
