@@ -4,9 +4,9 @@ XLA's cost analysis counts a loop's body once, whatever its trip count: a climat
 that runs the GRU surrogate's cell over 40 window rows in a ``while_loop``, or CICERO-SCM's
 24 carbon-cycle and 12 ocean sub-steps per year in ``lax.scan``, is costed as one pass. For a
 roofline that undercounts the work by the trip count. :func:`count_flops` instead walks the
-function's jaxpr on concrete inputs: a ``scan`` body is counted ``length`` times (iterated, when
-it holds a data-dependent loop), a ``while_loop`` body as often as its condition lets it run
-on these inputs, a ``cond`` on its taken branch.
+function's jaxpr: a ``scan`` body is counted ``length`` times; where the program has a
+``while_loop`` it is run on concrete inputs, op by op, and each ``while_loop`` body is counted as
+often as its condition lets it run on these inputs (a ``cond`` on its taken branch there).
 
 What counts, per output element unless said: ``dot_general`` 2·K multiply-adds per output
 element (K the contracted size); elementwise arithmetic, transcendental functions,
@@ -34,10 +34,31 @@ REDUCTIONS = frozenset("reduce_sum reduce_max reduce_min reduce_prod reduce_and 
 
 
 def count_flops(fn: Callable[..., Any], *args: Any) -> float:
-    """Arithmetic operations of ``fn(*args)``, run on these concrete ``args``."""
+    """Arithmetic operations of ``fn(*args)``. A program whose trip counts are all static
+    (scans, no ``while_loop``) is counted from its jaxpr alone; one with a ``while_loop`` is run
+    on these concrete ``args``, op by op, to see how often each loop turns."""
     closed = jax.make_jaxpr(fn)(*args)
+    if not _has_loop(closed.jaxpr):
+        return _static(closed.jaxpr)
     flops, _ = _run(closed.jaxpr, closed.consts, jax.tree_util.tree_leaves(args))
     return flops
+
+
+def _static(jaxpr: Any) -> float:
+    """The count of a jaxpr without ``while_loop``: scans × their length, a ``cond`` at its
+    costliest branch (under ``vmap`` a ``cond`` becomes a select, so rollouts have none)."""
+    total = 0.0
+    for eqn in jaxpr.eqns:
+        subs = _subjaxprs(eqn)
+        if eqn.primitive.name == "scan":
+            total += eqn.params["length"] * _static(subs[0])
+        elif eqn.primitive.name == "cond":
+            total += max(_static(sub) for sub in subs)
+        elif subs:
+            total += _static(subs[0])
+        else:
+            total += _cost(eqn)
+    return total
 
 
 def _size(aval: Any) -> int:

@@ -21,6 +21,7 @@ So the CLI never branches on an environment's name.
 from __future__ import annotations
 
 import importlib
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,16 @@ def episode_program(env, trainer, steps: int, deterministic: bool):
     return episode
 
 
+def nan_mean(values: Any, axis: Any = None) -> Any:
+    """Mean ignoring NaN entries: NaN marks an update in which no episode ended,
+    and stays NaN only where every entry is one (quietly: a gap is not an error)."""
+    values = np.asarray(values, float)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = np.nanmean(values, axis=axis)
+    return float(result) if np.ndim(result) == 0 else result
+
+
 def mean_and_stderr(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Mean and standard error (std with ddof = 1 over √n; 0 for a single value) along ``axis``."""
     values = np.asarray(values, float)
@@ -143,10 +154,10 @@ def plot_returns(env, rows: list[dict], run_dir: Path) -> None:
     for group in env.agents:
         returns = np.array([r[group]["episode_return"] for r in rows])  # (updates, seeds, agents)
         fig, ax = plt.subplots(figsize=(7, 4))
-        for i in range(returns.shape[2]):
-            ax.plot(steps, returns[:, :, i].mean(1), label=f"agent {i}")
-            if returns.shape[1] > 1:
-                ax.fill_between(steps, returns[:, :, i].min(1), returns[:, :, i].max(1), alpha=0.2)
+        for i in range(returns.shape[2]):  # NaN (no episode ended in that update) leaves a gap
+            ax.plot(steps, nan_mean(returns[:, :, i], axis=1), label=f"agent {i}")
+            if returns.shape[1] > 1:  # the seeds' range, where there are several
+                ax.fill_between(steps, np.nanmin(returns[:, :, i], 1), np.nanmax(returns[:, :, i], 1), alpha=0.2)
         ax.set(xlabel="env steps per seed", ylabel="episode return", title=f"{env.name}: return per agent ({group})")
         ax.legend(fontsize=7, ncol=2)
         fig.tight_layout()

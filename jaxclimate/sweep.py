@@ -36,7 +36,7 @@ from jaxclimate import distributed, train  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.registry import get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make  # noqa: E402
-from jaxclimate.reporting import report_for  # noqa: E402
+from jaxclimate.reporting import nan_mean, report_for  # noqa: E402
 
 FINAL_UPDATES = 5  # the final return is the mean over this many last updates
 
@@ -130,10 +130,10 @@ def summarize(env, key: str, where: str, values: list, seeds: int, metrics: dict
         row: dict[str, Any] = {"value": value, "final_return": {}, "final_return_std": {}, "curve": {}}
         for group in env.agents:
             ret = np.asarray(metrics[group]["episode_return"])[runs]  # (seeds, updates, agents)
-            final = ret[:, -FINAL_UPDATES:].mean(axis=(1, 2))
-            row["final_return"][group] = float(final.mean())
-            row["final_return_std"][group] = float(final.std())
-            row["curve"][group] = ret.mean(axis=(0, 2)).tolist()
+            final = nan_mean(ret[:, -FINAL_UPDATES:], axis=(1, 2))  # NaN: an update in which no episode ended
+            row["final_return"][group] = nan_mean(final)
+            row["final_return_std"][group] = float(np.nanstd(final))
+            row["curve"][group] = nan_mean(ret, axis=(0, 2)).tolist()
         if "episode" in metrics:
             row["episode"] = {name: float(np.mean(np.asarray(v)[runs][:, -FINAL_UPDATES:]))
                               for name, v in metrics["episode"].items()}

@@ -59,7 +59,7 @@ from jaxclimate import _cache, distributed  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.registry import algorithms, get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make, registered_envs  # noqa: E402
-from jaxclimate.reporting import evaluate_policies, plot_returns, report_for  # noqa: E402
+from jaxclimate.reporting import evaluate_policies, nan_mean, plot_returns, report_for  # noqa: E402
 
 # --- options ----------------------------------------------------------------------------------
 
@@ -302,7 +302,7 @@ def metric_lines(metrics: dict, first_update: int, steps_per_update: int) -> lis
                 continue
             row[key] = {
                 "episode_return": m["episode_return"][:, i].tolist(),  # [seed][agent]
-                "episode_return_mean": float(m["episode_return"][:, i].mean()),
+                "episode_return_mean": nan_mean(m["episode_return"][:, i]),  # NaN: no episode finished
                 **{name: float(v[:, i].mean()) for name, v in m.items() if name != "episode_return"},
             }
         lines.append(json.dumps(row))
@@ -375,7 +375,8 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
                 f.write("\n".join(lines) + "\n")
         last = json.loads(lines[-1])
         bar.update(sizes[chunk] * config.steps_per_update * seeds)
-        bar.set_postfix({g: f"{last[g]['episode_return_mean']:.3f}" for g in env.agents})
+        bar.set_postfix({g: "no episode ended" if np.isnan(last[g]["episode_return_mean"]) else f"{last[g]['episode_return_mean']:.3f}"
+                         for g in env.agents})
 
     pending, non_finite = None, None  # pending: (chunk, metrics) computed on the device, metrics not yet written
     try:
@@ -511,11 +512,11 @@ def _finish(env, env_params, trainer, state, options, run_dir, elapsed, report, 
         "env": env.name, "algo": options.get("algo", "ippo"), "preset": options.get("preset"), "seeds": options["seeds"],
         "updates": len(rows), "env_steps_per_seed": rows[-1]["env_steps"], "wall_seconds_this_session": elapsed,
         "device": devices["kind"], "devices": devices,
-        "final_return": {g: np.mean([r[g]["episode_return"] for r in last], axis=(0, 1)).tolist() for g in env.agents},
+        "final_return": {g: nan_mean([r[g]["episode_return"] for r in last], axis=(0, 1)).tolist() for g in env.agents},
     }
     if "episode" in rows[-1]:  # the environment's episode metrics, mean over the last updates and seeds
         summary["final_episode_metrics"] = {
-            name: np.mean([r["episode"][name] for r in last], axis=(0, 1)).tolist() for name in rows[-1]["episode"]
+            name: nan_mean([r["episode"][name] for r in last], axis=(0, 1)).tolist() for name in rows[-1]["episode"]
         }
     evaluations = evaluate_policies(env, env_params, trainer, state)
     summary.update(report.summarize(env, env_params, trainer, state, rows, evaluations, options, run_dir))

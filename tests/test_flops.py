@@ -37,9 +37,13 @@ def test_a_scan_counts_its_body_length_times_with_or_without_an_inner_loop():
     assert 10 * (MATMUL + TANH) <= count_flops(nested, X) <= 10 * (MATMUL + TANH) + 40
 
 
-def test_a_cond_counts_the_branch_taken():
+def test_a_cond_counts_its_costliest_branch_or_where_run_the_branch_taken():
     def branch(x, flag):
         return jax.lax.cond(flag, lambda x: cell(cell(x)), lambda x: x + 1.0, x)
 
-    assert count_flops(branch, X, True) == 2 * (MATMUL + TANH)
-    assert count_flops(branch, X, False) == 4 * 8
+    assert count_flops(branch, X, True) == count_flops(branch, X, False) == 2 * (MATMUL + TANH)  # read, not run
+
+    def looped(x, flag, n):  # a while_loop (a traced trip count) makes the program run: the branch taken counts
+        return jax.lax.fori_loop(0, n, lambda i, h: branch(h, flag), x)
+
+    assert count_flops(looped, X, True, 1) - count_flops(looped, X, False, 1) == 2 * (MATMUL + TANH) - 4 * 8

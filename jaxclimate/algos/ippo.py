@@ -322,9 +322,11 @@ def _optimizer(config: IPPOConfig) -> optax.GradientTransformation:
 
 
 def _mean_over_finished(x: jax.Array, finished: jax.Array) -> jax.Array:
-    """Mean of x (T, E, ...) over the (T, E) entries where an episode finished (0 if none)."""
+    """Mean of x (T, E, ...) over the (T, E) entries where an episode finished; NaN if none did
+    (a gap in the curves, not a return of 0, which with negative rewards would read as perfect)."""
     weight = finished.reshape(*finished.shape, *([1] * (x.ndim - finished.ndim))).astype(jnp.float32)
-    return jnp.sum(x.astype(jnp.float32) * weight, axis=(0, 1)) / jnp.maximum(jnp.sum(finished), 1)
+    count = jnp.sum(finished)
+    return jnp.where(count > 0, jnp.sum(x.astype(jnp.float32) * weight, axis=(0, 1)) / jnp.maximum(count, 1), jnp.nan)
 
 
 def sample_minibatch_layout(key: jax.Array, n: int, size: int) -> tuple[jax.Array, jax.Array]:

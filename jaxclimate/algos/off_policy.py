@@ -581,10 +581,11 @@ def _federate(state: OffPolicyState, period: int, average_critics: bool) -> OffP
 
 def _iteration_metrics(stats: dict, group: str) -> dict:
     """One metrics row per iteration: each agent's mean return over the episodes finished in
-    it, and the learners' losses averaged over the steps that updated them."""
+    it (NaN if none did: a gap, not a return of 0), and the learners' losses averaged over the
+    steps that updated them."""
     done = stats["done"].astype(jnp.float32)  # (steps, envs)
     count = jnp.sum(done)
-    returns = jnp.sum(stats["returns"] * done[..., None], axis=(0, 1)) / jnp.maximum(count, 1.0)
+    returns = jnp.where(count > 0, jnp.sum(stats["returns"] * done[..., None], axis=(0, 1)) / jnp.maximum(count, 1.0), jnp.nan)
     out = {"episode_return": returns, "episodes": count}
     for name, values in stats["metrics"].items():  # (steps, agents)
         weight = stats["weights"]["actor" if name == "actor_loss" else "critic"].astype(jnp.float32)[:, None]
