@@ -131,7 +131,7 @@ def nan_mean(values: Any, axis: Any = None) -> Any:
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         result = np.nanmean(values, axis=axis)
-    return float(result) if np.ndim(result) == 0 else result
+    return result  # a NumPy float (a Python float too: JSON takes it) or an array; both have .tolist()
 
 
 def mean_and_stderr(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
