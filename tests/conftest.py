@@ -21,7 +21,6 @@ Compiled programs are kept in JAX's persistent compilation cache in the checkout
 ``JAXCLIMATE_COMPILE_CACHE=0`` runs the suite without it.
 """
 
-import json
 import os
 import sys
 import time
@@ -98,16 +97,10 @@ def pytest_addoption(parser):
         help="print the N slowest tests with their JAX compile time (this process only)")
 
 
-#: seconds of the longest tests in a cold CI run (its --durations table; refresh it from there)
-DURATIONS = json.loads((Path(__file__).parent / "durations.json").read_text())
-
-
 def pytest_collection_modifyitems(config, items):
-    """The slow tier first, its longest tests first (stable order otherwise): with ``--dist load``
-    both workers start on the longest tests and the short ones fill the gaps at the end, instead
-    of one long test ending the run; and of two notebooks that compile the same training
-    program, the second starts when the first has put it in the compilation cache."""
-    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, -DURATIONS.get(item.nodeid, 0)))
+    """The slow tier first (stable order otherwise): with ``--dist load`` both workers start on
+    the long tests and the short ones fill the gaps, instead of one long test ending the run."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if jax.default_backend() != "cpu":
         return
     from jaxclimate.info import gpu_present
