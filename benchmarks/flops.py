@@ -135,9 +135,8 @@ def _eqn(eqn: Any, invals: list) -> tuple[float, Any]:
         branch = params["branches"][int(np.asarray(invals[0]))]
         return _run(*_closed(branch), invals[1:])
     subs = [p for p in ("jaxpr", "call_jaxpr", "fun_jaxpr") if p in params]
-    if subs and name not in ("custom_vjp_call",):
-        flops, outs = _run(*_closed(params[subs[0]]), invals)
-        return flops, outs
+    if subs:  # pjit, custom_jvp/vjp calls, remat: their body, as _static counts it
+        return _run(*_closed(params[subs[0]]), invals)
     return _cost(eqn), eqn.primitive.bind(*invals, **params)
 
 

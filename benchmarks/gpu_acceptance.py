@@ -78,7 +78,7 @@ def run_stage(stage: str, out: Path, dry: bool, notebooks: bool, limit: float) -
             print(line, end="", flush=True)
             log.write(line)
         returncode = proc.wait()
-        timed_out = not watchdog.is_alive() and watchdog.finished.is_set() and returncode < 0
+        timed_out = watchdog.finished.is_set() and returncode < 0  # set once the timer has fired (cancel comes after)
         watchdog.cancel()
     status = "timed out" if timed_out else "passed" if returncode == 0 else "failed"
     result = {"stage": stage, "status": status, "returncode": proc.returncode, "wall_s": time.perf_counter() - start,

@@ -37,11 +37,13 @@ class Checkpointer:
         return self._manager.latest_step()
 
     def restore_latest(self, like: Any) -> Any | None:
-        """The latest checkpoint with the structure (and dtypes) of ``like``, or ``None``."""
+        """The latest checkpoint with the structure (and dtypes) of ``like``, or ``None``.
+        ``like`` may be arrays on any device or their shapes (``jax.eval_shape``): only its
+        shapes and dtypes are read, nothing is copied from a device."""
         step = self.latest_step()
         if step is None:
             return None
-        abstract = jax.tree_util.tree_map(lambda x: np.zeros(np.shape(x), np.asarray(x).dtype), like)
+        abstract = jax.tree_util.tree_map(lambda x: np.zeros(np.shape(x), x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype), like)
         return self._manager.restore(step, args=self._ocp.args.StandardRestore(abstract))
 
     def close(self) -> None:

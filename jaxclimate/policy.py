@@ -35,6 +35,7 @@ class TrainedPolicy:
     state: Any  # the run's training state, every seed stacked on axis 0 (host arrays)
     options: dict
     chunks_done: int
+    _programs: dict = dataclasses.field(default_factory=dict, repr=False)  # (steps, deterministic) -> compiled roll-out
 
     @property
     def seeds(self) -> int:
@@ -59,17 +60,23 @@ class TrainedPolicy:
         from its own key), in one compiled program: group -> (seeds, episodes, N)."""
         params = self.env_params if env_params is None else env_params
         steps = int(np.max(np.asarray(params.max_steps)))
-        episode = episode_program(self.env, self.trainer, steps, deterministic)
         keys = jax.random.split(jax.random.PRNGKey(0) if key is None else key, episodes)
         policies = jax.vmap(self.trainer.policy)(jax.tree_util.tree_map(jnp.asarray, self.state))
+        return jax.tree_util.tree_map(np.asarray, self._returns_program(steps, deterministic)(policies, params, keys))
 
-        def returns(policy, k):
-            _, rewards, _, done = episode(policy, params, k)
-            alive = jnp.cumsum(done) - done == 0  # the steps up to and including the first end
-            return {g: jnp.sum(r * alive.reshape(-1, *([1] * (r.ndim - 1))), axis=0) for g, r in rewards.items()}
+    def _returns_program(self, steps: int, deterministic: bool):
+        """``(policies, env_params, keys) -> returns``, compiled once per horizon and mode."""
+        if (steps, deterministic) not in self._programs:
+            episode = episode_program(self.env, self.trainer, steps, deterministic)
 
-        per_seed = jax.vmap(jax.vmap(returns, in_axes=(None, 0)), in_axes=(0, None))
-        return jax.tree_util.tree_map(np.asarray, jax.jit(per_seed)(policies, keys))
+            def returns(policy, params, k):
+                _, rewards, _, done = episode(policy, params, k)
+                alive = jnp.cumsum(done) - done == 0  # the steps up to and including the first end
+                return {g: jnp.sum(r * alive.reshape(-1, *([1] * (r.ndim - 1))), axis=0) for g, r in rewards.items()}
+
+            per_seed = jax.vmap(jax.vmap(returns, in_axes=(None, None, 0)), in_axes=(0, None, None))
+            self._programs[(steps, deterministic)] = jax.jit(per_seed)
+        return self._programs[(steps, deterministic)]
 
 
 def load_policy(run_dir: str | Path, **env_overrides: Any) -> TrainedPolicy:
@@ -86,7 +93,7 @@ def load_policy(run_dir: str | Path, **env_overrides: Any) -> TrainedPolicy:
     if env_overrides:
         env_params = env_params.replace(**env_overrides)
     keys = jax.random.split(jax.random.PRNGKey(options["seed"]), options["seeds"])
-    like = jax.tree_util.tree_map(lambda s: np.zeros(s.shape, s.dtype), jax.eval_shape(jax.vmap(trainer.init), keys))
+    like = jax.eval_shape(jax.vmap(trainer.init), keys)
     checkpoints = Checkpointer(run_dir / "checkpoints")
     try:
         state, chunks_done = checkpoints.restore_latest(like=like), checkpoints.latest_step()

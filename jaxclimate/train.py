@@ -422,7 +422,7 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
 def _resume(state, ckpt, placement, sizes: list[int], steps_per_update: int, run_dir: Path, writer: bool) -> tuple[Any, int]:
     """The latest checkpoint's state and its chunk count; a run killed before its first
     checkpoint (a preempted job restarted with --resume) starts from the beginning."""
-    restored, done_chunks = ckpt.restore_latest(like=placement.to_host(state)), 0
+    restored, done_chunks = ckpt.restore_latest(like=state), 0
     if restored is not None:
         state, done_chunks = placement.from_host(restored), int(ckpt.latest_step())
     if writer:

@@ -84,13 +84,15 @@ def make(env_id: str, **overrides: Any) -> tuple[Environment, EnvParams]:
 def _check_numeric(env_id: str, name: str, value: Any, default: Any) -> None:
     """A numeric parameter takes numbers (a string from the command line, say, is refused here,
     naming the field, rather than deep inside JAX)."""
-    try:
-        numeric_default = np.asarray(default).dtype.kind in "biuf"
-        kind = np.asarray(value).dtype.kind
-    except (TypeError, ValueError):  # ragged or otherwise not an array
-        numeric_default, kind = True, "O"
-    if numeric_default and kind not in "biuf":
+    if _is_numeric(default) and not _is_numeric(value):
         raise ValueError(f"{env_id}: parameter {name} must be a number or an array of numbers, got {value!r}")
+
+
+def _is_numeric(x: Any) -> bool:
+    try:
+        return np.asarray(x).dtype.kind in "biuf"
+    except (TypeError, ValueError):  # ragged or otherwise not an array
+        return False
 
 
 def _load_builtin_envs() -> None:
