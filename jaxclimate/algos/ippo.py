@@ -85,6 +85,9 @@ class IPPOConfig:
     from the same parameters. ``lock_in_period``: see the module docstring.
     ``learning_starts``: (group, env steps) pairs — a group's learners keep their initial
     parameters until that many env steps (per seed) have been collected.
+    ``scan_unroll``: steps per iteration of the rollout's scan and of the recurrent network's
+    scan over time (the same arithmetic in fewer, larger loop iterations: on a GPU each
+    iteration costs a launch, on the CPU unrolling mostly costs compile time).
     """
 
     total_timesteps: int = 100_000
@@ -115,6 +118,7 @@ class IPPOConfig:
     identical_init: bool = False
     lock_in_period: int = 1
     learning_starts: tuple[tuple[str, int], ...] = ()
+    scan_unroll: int = 1
 
     def __post_init__(self) -> None:
         # JSON (config files, the CLI) gives lists and dicts: store hashable tuples.
@@ -125,7 +129,8 @@ class IPPOConfig:
         def need(ok: bool, field: str, rule: str) -> None:
             require(self, ok, field, rule)
 
-        for name in ("total_timesteps", "num_envs", "num_steps", "update_epochs", "num_minibatches", "hidden_size", "lock_in_period"):
+        for name in ("total_timesteps", "num_envs", "num_steps", "update_epochs", "num_minibatches", "hidden_size", "lock_in_period",
+                     "scan_unroll"):
             need(is_positive_int(getattr(self, name)), name, "an integer >= 1")
         need(0.0 <= self.gamma <= 1.0, "gamma", "in [0, 1]")
         need(0.0 <= self.gae_lambda <= 1.0, "gae_lambda", "in [0, 1]")
@@ -230,6 +235,7 @@ class _Group:
             hidden_sizes=config.hidden_sizes,
             layer_norm=config.layer_norm,
             initialization=config.initialization,
+            scan_unroll=config.scan_unroll,
         )
         self.network, self.hidden = config.network, config.hidden_size
         self.identical_init = config.identical_init
@@ -481,7 +487,8 @@ class _IPPO:
         """A rollout of ``num_steps`` steps, then every group's update; the metrics of both."""
         config = self.config
         carry0 = rs.carry
-        rs, (traj, stats) = jax.lax.scan(lambda r, _: self.rollout_step(r, p), rs, None, config.num_steps)
+        rs, (traj, stats) = jax.lax.scan(lambda r, _: self.rollout_step(r, p), rs, None, config.num_steps,
+                                         unroll=config.scan_unroll)
         frac = 1.0 - rs.update.astype(jnp.float32) / config.num_updates
         rng, *keys = jax.random.split(rs.rng, 1 + len(self.groups))
         params, opt_state, metrics = dict(rs.params), dict(rs.opt_state), {}

@@ -72,12 +72,14 @@ class ScannedRNN(nn.Module):
 
     cell_type: str
     hidden_size: int
+    unroll: int = 1
 
     @nn.compact
     def __call__(self, carry: Any, inputs: tuple[jax.Array, jax.Array]) -> tuple[Any, jax.Array]:
         cell_cls = nn.OptimizedLSTMCell if self.cell_type == "lstm" else nn.GRUCell
         scan = nn.scan(
-            _RNNStep, variable_broadcast="params", split_rngs={"params": False}, in_axes=0, out_axes=0
+            _RNNStep, variable_broadcast="params", split_rngs={"params": False}, in_axes=0, out_axes=0,
+            unroll=self.unroll,
         )
         return scan(cell_cls, self.hidden_size)(carry, inputs)
 
@@ -121,6 +123,7 @@ class ActorCritic(nn.Module):
     hidden_sizes: tuple[int, ...] = ()
     layer_norm: bool = False
     initialization: str = "orthogonal"
+    scan_unroll: int = 1
 
     @nn.compact
     def __call__(self, carry: Any, obs: jax.Array, resets: jax.Array):
@@ -128,7 +131,7 @@ class ActorCritic(nn.Module):
         x = jax.tree_util.tree_map(lambda a: a.astype(jnp.float32), obs)
         if self.network in ("lstm", "gru"):
             x = act(_first_dense(self.hidden_size, x, self.initialization, "torso"))
-            carry, x = ScannedRNN(self.network, self.hidden_size, name="rnn")(carry, (x, resets))
+            carry, x = ScannedRNN(self.network, self.hidden_size, self.scan_unroll, name="rnn")(carry, (x, resets))
         actor_out = _dense(self.num_outputs, 0.01, self.initialization, "actor_out")(self._mlp(x, "actor"))
         value = _dense(1, 1.0, self.initialization, "critic_out")(self._mlp(x, "critic"))[..., 0]
         log_std = self.param("log_std", nn.initializers.zeros, (self.num_outputs,)) if self.continuous else None

@@ -290,14 +290,18 @@ class CiceroJAX:
     >>> out["dT_glob_air"][-1]       # 2.101341 K for SSP2-4.5
 
     ``dtype`` is that of the state and outputs (float64 needs ``jax_enable_x64``); the
-    constant inputs are prepared in float64 and cast.
+    constant inputs are prepared in float64 and cast. ``unroll``: sub-steps per loop iteration
+    of a year's carbon-cycle (24) and ocean (12) scans, ``True`` for all of them; the same
+    arithmetic, in fewer loop iterations (on a GPU, fewer launches) for a longer compile.
     """
 
-    def __init__(self, pamset_udm: dict | None = None, pamset_emiconc: dict | None = None, dtype: Any = None):
+    def __init__(self, pamset_udm: dict | None = None, pamset_emiconc: dict | None = None, dtype: Any = None,
+                 unroll: int | bool = 1):
         pamset_udm = dict(cicero.PAMSET_UDM if pamset_udm is None else pamset_udm)
         pamset_emiconc = dict(cicero.PAMSET_EMICONC if pamset_emiconc is None else pamset_emiconc)
         _check_supported(pamset_udm, pamset_emiconc)
         self.dtype = jnp.dtype(dtype) if dtype is not None else jnp.zeros(()).dtype
+        self.unroll = unroll  # sub-steps per loop iteration of a year's two scans (True: all)
         self.constants = _constants(tuple(sorted(pamset_udm.items())), tuple(sorted(pamset_emiconc.items())))
         self._prepare()
 
@@ -424,7 +428,7 @@ class CiceroJAX:
 
         carry = (state.recent_s, state.tail_s, state.tail_s_sum, state.land, state.y_co2, state.x_co2, state.em_prev,
                  state.ss1, state.sums)
-        (recent_s, tail_s, tail_s_sum, land, y, x, em_prev, ss1, sums), _ = jax.lax.scan(sub_step, carry, jnp.arange(IDTM))
+        (recent_s, tail_s, tail_s_sum, land, y, x, em_prev, ss1, sums), _ = jax.lax.scan(sub_step, carry, jnp.arange(IDTM), unroll=self.unroll)
         return state._replace(recent_s=recent_s, tail_s=tail_s, tail_s_sum=tail_s_sum, land=land, y_co2=y, x_co2=x,
                               em_prev=em_prev, ss1=ss1, sums=sums)
 
@@ -519,7 +523,7 @@ class CiceroJAX:
 
         zero = jnp.zeros(2, self.dtype)
         T0 = jnp.stack([state.tn, state.ts], axis=1)
-        (T, _, (mixed, air, sea)), _ = jax.lax.scan(sub_step, (T0, zero, (zero,) * 3), jnp.arange(LDTIME))
+        (T, _, (mixed, air, sea)), _ = jax.lax.scan(sub_step, (T0, zero, (zero,) * 3), jnp.arange(LDTIME), unroll=self.unroll)
         out = {"dT_glob": (mixed[0] + mixed[1]) / 2.0, "dT_NH": mixed[0], "dT_SH": mixed[1], "dT_glob_air": (air[0] + air[1]) / 2.0,
                "dT_NH_air": air[0], "dT_SH_air": air[1], "dT_glob_sea": (sea[0] + sea[1]) / 2.0,
                "RIB_glob": ((fn - u["rlamda"] * mixed[0]) + (fs - u["rlamda"] * mixed[1])) / 2.0}

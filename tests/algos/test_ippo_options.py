@@ -11,6 +11,7 @@ import jaxclimate
 from jaxclimate.algos.ippo import IPPOConfig, _optimizer, make_trainer, sample_minibatch_layout
 from jaxclimate.algos.losses import ppo_loss
 from jaxclimate.envs.invest_esg import COMPANIES, INVESTORS
+from tests.algos.probe_envs import Memory
 
 TINY = dict(total_timesteps=2 * 10 * 2, num_envs=2, num_steps=10, update_epochs=1, num_minibatches=1, hidden_sizes=(8,),
             continuous_actions="rescale")
@@ -116,3 +117,34 @@ def test_episode_metrics_reach_the_update_metrics():
     assert float(metrics[COMPANIES]["episodes"][0]) == 2.0
     assert 0.4 < float(episode["final_climate_risk"][0]) < 1.1 and float(episode["final_market_wealth"][0]) > 100
     assert episode["investment_shares"].shape == (1, 3, 5)
+
+
+def test_scan_unroll_changes_loop_shape_not_results():
+    """scan_unroll packs several steps into one loop iteration (rollout and LSTM over time):
+    the same arithmetic, so one update lands on the same parameters."""
+    env = Memory()
+    params = env.default_params
+    base = dict(total_timesteps=40, num_envs=2, num_steps=10, update_epochs=1, num_minibatches=1, network="lstm", hidden_size=8)
+    after = {}
+    for unroll in (1, 5):
+        trainer = make_trainer(env, params, IPPOConfig(**base, scan_unroll=unroll))
+        run = lambda r, t=trainer: t.run(t.init(r), 1)[0]  # noqa: E731
+        rs = jax.jit(run)(jax.random.PRNGKey(0))
+        after[unroll] = jax.tree_util.tree_leaves(rs.params)
+        unrolled = [e for e in _equations(jax.make_jaxpr(run)(jax.random.PRNGKey(0)).jaxpr)
+                    if e.primitive.name == "scan" and e.params["length"] == 10 and e.params["unroll"] == unroll]
+        assert len(unrolled) >= 3  # the rollout, the LSTM in the rollout's policy and in the loss
+    for a, b in zip(after[1], after[5]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="scan_unroll"):
+        IPPOConfig(scan_unroll=0)
+
+
+def _equations(jaxpr):
+    for e in jaxpr.eqns:
+        yield e
+        for value in e.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
+                sub = getattr(sub, "jaxpr", sub)  # a ClosedJaxpr's jaxpr
+                if hasattr(sub, "eqns"):
+                    yield from _equations(sub)

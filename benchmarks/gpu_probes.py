@@ -1,0 +1,201 @@
+"""Probes behind the accelerator rows that missed a target: where the time goes, and whether a
+plain change (a loop unrolled, another solver) moves it. Each probe times variants of one thing
+in the same run on the same device, so their ratios can be read directly.
+
+    python benchmarks/gpu_probes.py --out DIR [--only ippo cicero ebm flags] [--dry-run]
+
+* ``ippo``: IPPO on the climate game's scenario (ii), paper settings, 64 seeds: the whole update
+  with ``scan_unroll`` 1 / 5 / 7 (35: a 59-s compile on the CPU), and the env's share of it
+  (random-action rollouts of the same 1,024 envs for 35 steps).
+* ``cicero``: the climate game on CICERO-SCM in JAX at 65,536 envs with the year's two sub-step
+  scans rolled and unrolled by 4 (``CiceroJAX.unroll``; fully unrolled, a 74-s compile on the CPU).
+* ``ebm``: ebm-v1 at 65,536 envs with random actions drawn every step and with one action
+  held (how much of the benchmark is the action sampler), and its implicit-diffusion solve
+  alone: ``lax.linalg.tridiagonal_solve`` against elimination as a ``lax.scan`` over the 96
+  latitudes and parallel cyclic reduction (7 levels), with their largest difference.
+* ``flags``: the IPPO row again in a subprocess under XLA GPU flags (CUDA-graph while loops).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from jaxclimate._xla import use_cpu_safe_xla_flags  # noqa: E402
+
+use_cpu_safe_xla_flags()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+from benchmarks.bench_accelerator import rollout_checksum  # noqa: E402
+from benchmarks.harness import device_info, time_compiled  # noqa: E402
+from jaxclimate import make  # noqa: E402
+from jaxclimate._io import atomic_write_text  # noqa: E402
+
+FLAG_VARIANTS = {
+    "command buffers incl. WHILE, CONDITIONAL": "--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN,WHILE,CONDITIONAL",
+    "while-loop double buffering": "--xla_gpu_enable_while_loop_double_buffering=true",
+}
+
+
+def ippo_update_s(seeds: int, updates: int, dry: bool, **overrides) -> dict:
+    from jaxclimate.algos.ippo import IPPOConfig, make_trainer
+    from jaxclimate.envs.climate_mitigation.report import IPPO_PAPER
+
+    env, params = make("climate-mitigation-ii")
+    tiny = {"hidden_size": 8, "num_envs": 4} if dry else {}
+    config = IPPOConfig(**{**IPPO_PAPER, **tiny, **overrides})
+    trainer = make_trainer(env, params, config)
+    states = jax.jit(jax.vmap(trainer.init))(jax.random.split(jax.random.PRNGKey(0), seeds))
+    t = time_compiled(lambda s: jax.vmap(lambda r: trainer.run(r, updates)[0])(s), states, repeats=2)
+    steps = seeds * updates * config.steps_per_update
+    return {**overrides, "compile_s": t["compile_s"], "update_s": t["median_s"] / updates, "env_steps_per_s": steps / t["median_s"]}
+
+
+def probe_ippo(dry: bool) -> dict:
+    seeds, updates = (2, 2) if dry else (64, 20)
+    rows = [ippo_update_s(seeds, updates, dry, scan_unroll=u) for u in (1, 5, 7)]
+    env, params = make("climate-mitigation-ii")
+    n = seeds * (4 if dry else 16)
+    env_only = time_compiled(lambda k: rollout_checksum(env, params, k, 35), jax.random.split(jax.random.PRNGKey(0), n), repeats=3)
+    return {"seeds": seeds, "updates": updates, "rows": rows,
+            "env_rollout_35_steps_s": env_only["median_s"], "env_rollout_compile_s": env_only["compile_s"]}
+
+
+def probe_cicero(dry: bool) -> dict:
+    n = 256 if dry else 65_536
+    rows = []
+    for unroll in (1, 4):
+        env, params = make("climate-mitigation", engine="cicero-jax")
+        env.engine.model.unroll = unroll
+        t = time_compiled(lambda k: rollout_checksum(env, params, k, 35), jax.random.split(jax.random.PRNGKey(0), n), repeats=3)
+        rows.append({"unroll": unroll, "compile_s": t["compile_s"], "env_steps_per_s": n * 35 / t["median_s"]})
+    return {"n_envs": n, "rows": rows}
+
+
+def thomas(lower, diag, upper, rhs):
+    """Elimination without pivoting as two ``lax.scan``s over the last axis (batched)."""
+    a, b, c, d = (jnp.moveaxis(x, -1, 0) for x in (lower, diag, upper, rhs))
+
+    def forward(carry, row):
+        c_prev, d_prev = carry
+        ai, bi, ci, di = row
+        m = bi - ai * c_prev
+        return (ci / m, (di - ai * d_prev) / m), (ci / m, (di - ai * d_prev) / m)
+
+    zero = jnp.zeros_like(b[0])
+    _, (cp, dp) = jax.lax.scan(forward, (zero, zero), (a, b, c, d))
+    _, x = jax.lax.scan(lambda x_next, row: (row[1] - row[0] * x_next,) * 2, zero, (cp, dp), reverse=True)
+    return jnp.moveaxis(x, 0, -1)
+
+
+def cyclic_reduction(lower, diag, upper, rhs):
+    """Parallel cyclic reduction: each level eliminates the neighbours at distance s (1, 2, 4, …)."""
+    n = diag.shape[-1]
+    a, b, c, d = lower, diag, upper, rhs
+
+    def shifted(x, s, fill):  # x[i - s] (s > 0) or x[i + |s|] (s < 0), identity rows outside
+        pad = jnp.full(x.shape[:-1] + (abs(s),), fill, x.dtype)
+        return jnp.concatenate([pad, x[..., :-s]], -1) if s > 0 else jnp.concatenate([x[..., -s:], pad], -1)
+
+    s = 1
+    while s < n:
+        k1 = a / shifted(b, s, 1.0)
+        k2 = c / shifted(b, -s, 1.0)
+        a, c, b, d = (-k1 * shifted(a, s, 0.0), -k2 * shifted(c, -s, 0.0),
+                      b - k1 * shifted(c, s, 0.0) - k2 * shifted(a, -s, 0.0),
+                      d - k1 * shifted(d, s, 0.0) - k2 * shifted(d, -s, 0.0))
+        s *= 2
+    return d / b
+
+
+def probe_ebm(dry: bool) -> dict:
+    from jaxclimate.envs.ebm import physics
+
+    n = 256 if dry else 65_536
+    env, params = make("ebm-v1")
+    keys = jax.random.split(jax.random.PRNGKey(0), n)
+    sampled = time_compiled(lambda k: rollout_checksum(env, params, k, 200), keys, repeats=3)
+    held = time_compiled(lambda k: _rollout_held_action(env, params, k, 200), keys, repeats=3)
+    k = jax.random.uniform(jax.random.PRNGKey(1), (n, 1), minval=0.1, maxval=1.0)
+    g_lower, g_upper = jnp.asarray(physics.G_LOWER, jnp.float32), jnp.asarray(physics.G_UPPER, jnp.float32)
+    lower, upper = -k * g_lower, -k * g_upper
+    diag = 1.0 + k * (g_lower + g_upper)
+    rhs = jax.random.normal(jax.random.PRNGKey(2), (n, physics.NUM_LAT))
+    solvers = {"lax.linalg.tridiagonal_solve": lambda *m: jax.lax.linalg.tridiagonal_solve(*m[:3], m[3][..., None])[..., 0],
+               "elimination (lax.scan)": thomas, "parallel cyclic reduction": cyclic_reduction}
+    reference = solvers["lax.linalg.tridiagonal_solve"](lower, diag, upper, rhs)
+    rows = []
+    for name, solve in solvers.items():
+        t = time_compiled(solve, lower, diag, upper, rhs, repeats=5)
+        err = float(jnp.max(jnp.abs(solve(lower, diag, upper, rhs) - reference)))
+        rows.append({"solver": name, "solve_s": t["median_s"], "compile_s": t["compile_s"], "max_abs_diff": err})
+    return {"n_envs": n, "rollout_200_steps_sampled_actions_s": sampled["median_s"],
+            "rollout_200_steps_held_action_s": held["median_s"], "solvers": rows}
+
+
+def _rollout_held_action(env, params, keys, steps):
+    n = keys.shape[0]
+    obs, states = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+    actions = jax.vmap(env.sample_actions)(keys)
+
+    def body(carry, key):
+        states, obs, total = carry
+        obs, states, rewards, *_ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(jax.random.split(key, n), states, actions, params)
+        return (states, obs, total + sum(jnp.sum(r) for r in jax.tree_util.tree_leaves(rewards))), None
+
+    (_, obs, total), _ = jax.lax.scan(body, (states, obs, jnp.zeros(())), jax.random.split(keys[0], steps))
+    return total + sum(jnp.sum(o) for o in jax.tree_util.tree_leaves(obs))
+
+
+def probe_flags(dry: bool) -> dict:
+    rows = []
+    code = ("import json,sys; sys.path.insert(0, '.'); from benchmarks.gpu_probes import ippo_update_s; "
+            f"print('ROW', json.dumps(ippo_update_s({2 if dry else 64}, {2 if dry else 10}, {dry})))")
+    for name, flag in FLAG_VARIANTS.items():
+        env = dict(os.environ, XLA_FLAGS=(os.environ.get("XLA_FLAGS", "") + " " + flag).strip())
+        start = time.perf_counter()
+        try:
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+            row = next((json.loads(line[4:]) for line in out.stdout.splitlines() if line.startswith("ROW ")), None)
+            rows.append({"variant": name, "flag": flag, "rc": out.returncode, "row": row, "stderr_tail": out.stderr[-400:]})
+        except subprocess.TimeoutExpired:
+            rows.append({"variant": name, "flag": flag, "rc": None, "row": None, "stderr_tail": "timed out after 120 s"})
+        rows[-1]["wall_s"] = time.perf_counter() - start
+    return {"rows": rows}
+
+
+PROBES = {"ippo": probe_ippo, "cicero": probe_cicero, "ebm": probe_ebm, "flags": probe_flags}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--only", nargs="+", choices=list(PROBES), default=list(PROBES))
+    p.add_argument("--dry-run", action="store_true", help="tiny sizes (CPU)")
+    args = p.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    result = {"device": device_info(), "dry_run": args.dry_run, "probes": {}}
+    for name in args.only:
+        start = time.perf_counter()
+        try:
+            result["probes"][name] = PROBES[name](args.dry_run)
+        except Exception as error:  # a probe that breaks is recorded; the others still run
+            result["probes"][name] = {"error": f"{type(error).__name__}: {error}"}
+        result["probes"][name]["wall_s"] = time.perf_counter() - start
+        atomic_write_text(args.out / "probes.json", json.dumps(result, indent=1, default=str))
+        print(name, json.dumps(result["probes"][name], default=str)[:1500], flush=True)
+    return result
+
+
+if __name__ == "__main__":
+    main()
