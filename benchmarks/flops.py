@@ -155,15 +155,23 @@ def _while(params: dict, invals: list) -> tuple[float, list]:
         total += flops
 
 
+def _scan_layout(params: dict) -> tuple[int, int]:
+    """(consts, carries) of a scan's operands; a clear error where a jax version names them otherwise."""
+    if "num_consts" not in params or "num_carry" not in params:
+        raise NotImplementedError(f"flops.py reads a scan's num_consts/num_carry; this jax ({jax.__version__}) gives "
+                                  f"{sorted(params)}: count on a jax that has them (bench_accelerator.py recount)")
+    return params["num_consts"], params["num_carry"]
+
+
 def _scan(eqn: Any, invals: list) -> tuple[float, Any]:
     params = eqn.params
     body, body_c = _closed(params["jaxpr"])
+    n_consts, n_carry = _scan_layout(params)
     if not _has_loop(body):  # the same work every iteration: count one, run the scan as compiled
-        n_consts, n_carry = params["num_consts"], params["num_carry"]
         first = [x[-1 if params["reverse"] else 0] for x in invals[n_consts + n_carry:]]
         flops, _ = _run(body, body_c, invals[:n_consts + n_carry] + first)
         return flops * params["length"], eqn.primitive.bind(*invals, **params)
-    n_consts, n_carry, length = params["num_consts"], params["num_carry"], params["length"]
+    length = params["length"]
     consts, carry, xs = invals[:n_consts], invals[n_consts:n_consts + n_carry], invals[n_consts + n_carry:]
     total, ys = 0.0, []
     for i in (reversed(range(length)) if params["reverse"] else range(length)):

@@ -60,6 +60,7 @@ from jaxclimate.algos.losses import ppo_loss, standardize
 from jaxclimate.algos.networks import ACTIVATIONS, INITIALIZATIONS, NETWORKS, ActorCritic, initial_carry, parameter_role
 from jaxclimate.core import struct
 from jaxclimate.core.factored import FactoredBox, FactoredObs
+from jaxclimate.core.loops import loop_unroll
 from jaxclimate.core.wrappers import EpisodeStatistics
 
 #: Hyper-parameters that may be traced (vmapped over) rather than fixed at compile time.
@@ -86,8 +87,8 @@ class IPPOConfig:
     ``learning_starts``: (group, env steps) pairs — a group's learners keep their initial
     parameters until that many env steps (per seed) have been collected.
     ``scan_unroll``: steps per iteration of the rollout's scan and of the recurrent network's
-    scan over time (the same arithmetic in fewer, larger loop iterations: on a GPU each
-    iteration costs a launch, on the CPU unrolling mostly costs compile time).
+    scan over time, 0 (default) for 5 on an accelerator and 1 on the CPU
+    (:func:`jaxclimate.core.loops.loop_unroll`): the same arithmetic in fewer loop iterations.
     """
 
     total_timesteps: int = 100_000
@@ -118,7 +119,7 @@ class IPPOConfig:
     identical_init: bool = False
     lock_in_period: int = 1
     learning_starts: tuple[tuple[str, int], ...] = ()
-    scan_unroll: int = 1
+    scan_unroll: int = 0
 
     def __post_init__(self) -> None:
         # JSON (config files, the CLI) gives lists and dicts: store hashable tuples.
@@ -129,9 +130,9 @@ class IPPOConfig:
         def need(ok: bool, field: str, rule: str) -> None:
             require(self, ok, field, rule)
 
-        for name in ("total_timesteps", "num_envs", "num_steps", "update_epochs", "num_minibatches", "hidden_size", "lock_in_period",
-                     "scan_unroll"):
+        for name in ("total_timesteps", "num_envs", "num_steps", "update_epochs", "num_minibatches", "hidden_size", "lock_in_period"):
             need(is_positive_int(getattr(self, name)), name, "an integer >= 1")
+        need(is_positive_int(self.scan_unroll) or self.scan_unroll == 0, "scan_unroll", "an integer >= 0 (0: by backend)")
         need(0.0 <= self.gamma <= 1.0, "gamma", "in [0, 1]")
         need(0.0 <= self.gae_lambda <= 1.0, "gae_lambda", "in [0, 1]")
         need(self.clip_eps > 0.0, "clip_eps", "> 0")
@@ -235,7 +236,7 @@ class _Group:
             hidden_sizes=config.hidden_sizes,
             layer_norm=config.layer_norm,
             initialization=config.initialization,
-            scan_unroll=config.scan_unroll,
+            scan_unroll=loop_unroll(config.scan_unroll, 5),
         )
         self.network, self.hidden = config.network, config.hidden_size
         self.identical_init = config.identical_init
@@ -488,7 +489,7 @@ class _IPPO:
         config = self.config
         carry0 = rs.carry
         rs, (traj, stats) = jax.lax.scan(lambda r, _: self.rollout_step(r, p), rs, None, config.num_steps,
-                                         unroll=config.scan_unroll)
+                                         unroll=loop_unroll(config.scan_unroll, 5))
         frac = 1.0 - rs.update.astype(jnp.float32) / config.num_updates
         rng, *keys = jax.random.split(rs.rng, 1 + len(self.groups))
         params, opt_state, metrics = dict(rs.params), dict(rs.opt_state), {}

@@ -42,6 +42,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxclimate.climate import cicero
+from jaxclimate.core.linalg import tridiagonal_solve
+from jaxclimate.core.loops import loop_unroll
 from jaxclimate.core.precision import at_physics_precision
 
 IDTM = 24  # carbon-cycle sub-steps per year
@@ -260,24 +262,6 @@ class CiceroState(NamedTuple):
     year_index: jax.Array  # years simulated so far
 
 
-def tridiagonal_solve(dl: jax.Array, d: jax.Array, du: jax.Array, rhs: jax.Array) -> jax.Array:
-    """Solve the tridiagonal system (row r: dl[r]·x[r−1] + d[r]·x[r] + du[r]·x[r+1] = rhs[r])
-    by elimination without pivoting — LAPACK gtsv's arithmetic when, as here (strictly
-    diagonally dominant), it never pivots. Unrolled over the 40 rows so that XLA fuses it;
-    under ``vmap`` this is ~10× faster on CPU than ``lax.linalg.tridiagonal_solve``."""
-    n = d.shape[0]
-    diag, b = [d[0]], [rhs[0]]
-    for r in range(1, n):
-        fact = dl[r] / diag[r - 1]
-        diag.append(d[r] - fact * du[r - 1])
-        b.append(rhs[r] - fact * b[r - 1])
-    x = [None] * n
-    x[n - 1] = b[n - 1] / diag[n - 1]
-    for r in range(n - 2, -1, -1):
-        x[r] = (b[r] - du[r] * x[r + 1]) / diag[r]
-    return jnp.stack(x)
-
-
 def _sigmoid(x, center, width):
     return 1.0 / (1.0 + jnp.exp(-((x - center) / width)))
 
@@ -291,17 +275,18 @@ class CiceroJAX:
 
     ``dtype`` is that of the state and outputs (float64 needs ``jax_enable_x64``); the
     constant inputs are prepared in float64 and cast. ``unroll``: sub-steps per loop iteration
-    of a year's carbon-cycle (24) and ocean (12) scans, ``True`` for all of them; the same
-    arithmetic, in fewer loop iterations (on a GPU, fewer launches) for a longer compile.
+    of a year's carbon-cycle (24) and ocean (12) scans, ``True`` for all of them, ``None``
+    (default) 4 on an accelerator and 1 on the CPU (:func:`jaxclimate.core.loops.loop_unroll`):
+    the same arithmetic in fewer loop iterations, for a longer compile.
     """
 
     def __init__(self, pamset_udm: dict | None = None, pamset_emiconc: dict | None = None, dtype: Any = None,
-                 unroll: int | bool = 1):
+                 unroll: int | bool | None = None):
         pamset_udm = dict(cicero.PAMSET_UDM if pamset_udm is None else pamset_udm)
         pamset_emiconc = dict(cicero.PAMSET_EMICONC if pamset_emiconc is None else pamset_emiconc)
         _check_supported(pamset_udm, pamset_emiconc)
         self.dtype = jnp.dtype(dtype) if dtype is not None else jnp.zeros(()).dtype
-        self.unroll = unroll  # sub-steps per loop iteration of a year's two scans (True: all)
+        self.unroll = unroll  # sub-steps per loop iteration of a year's two scans (see the docstring)
         self.constants = _constants(tuple(sorted(pamset_udm.items())), tuple(sorted(pamset_emiconc.items())))
         self._prepare()
 
@@ -428,7 +413,8 @@ class CiceroJAX:
 
         carry = (state.recent_s, state.tail_s, state.tail_s_sum, state.land, state.y_co2, state.x_co2, state.em_prev,
                  state.ss1, state.sums)
-        (recent_s, tail_s, tail_s_sum, land, y, x, em_prev, ss1, sums), _ = jax.lax.scan(sub_step, carry, jnp.arange(IDTM), unroll=self.unroll)
+        (recent_s, tail_s, tail_s_sum, land, y, x, em_prev, ss1, sums), _ = jax.lax.scan(
+            sub_step, carry, jnp.arange(IDTM), unroll=loop_unroll(self.unroll, 4))
         return state._replace(recent_s=recent_s, tail_s=tail_s, tail_s_sum=tail_s_sum, land=land, y_co2=y, x_co2=x,
                               em_prev=em_prev, ss1=ss1, sums=sums)
 
@@ -523,7 +509,8 @@ class CiceroJAX:
 
         zero = jnp.zeros(2, self.dtype)
         T0 = jnp.stack([state.tn, state.ts], axis=1)
-        (T, _, (mixed, air, sea)), _ = jax.lax.scan(sub_step, (T0, zero, (zero,) * 3), jnp.arange(LDTIME), unroll=self.unroll)
+        (T, _, (mixed, air, sea)), _ = jax.lax.scan(
+            sub_step, (T0, zero, (zero,) * 3), jnp.arange(LDTIME), unroll=loop_unroll(self.unroll, 4))
         out = {"dT_glob": (mixed[0] + mixed[1]) / 2.0, "dT_NH": mixed[0], "dT_SH": mixed[1], "dT_glob_air": (air[0] + air[1]) / 2.0,
                "dT_NH_air": air[0], "dT_SH_air": air[1], "dT_glob_sea": (sea[0] + sea[1]) / 2.0,
                "RIB_glob": ((fn - u["rlamda"] * mixed[0]) + (fs - u["rlamda"] * mixed[1])) / 2.0}

@@ -137,7 +137,7 @@ def test_scan_unroll_changes_loop_shape_not_results():
     for a, b in zip(after[1], after[5]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="scan_unroll"):
-        IPPOConfig(scan_unroll=0)
+        IPPOConfig(scan_unroll=-1)
 
 
 def _equations(jaxpr):

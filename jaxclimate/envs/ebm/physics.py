@@ -17,6 +17,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxclimate.core.linalg import tridiagonal_solve
+
 # --- grid (docs/ebm.md §2.1) ------------------------------------------------------------------------
 NUM_LAT = 96
 DLAT_DEG = 180.0 / NUM_LAT  # 1.875°
@@ -179,7 +181,7 @@ def ebm_step(
 
 
 def implicit_diffusion(T_star: jax.Array, D: jax.Array, dt: jax.Array, C: jax.Array) -> jax.Array:
-    """Solve (I − Δt·L(D)) T = T* with the tridiagonal solver.
+    """Solve (I − Δt·L(D)) T = T* by elimination (:func:`jaxclimate.core.linalg.tridiagonal_solve`).
 
     M = I − k·G with k = Δt·D/C: sub-diagonal −k·g_lower, diagonal 1 + k·(g_lower + g_upper),
     super-diagonal −k·g_upper; strictly diagonally dominant, so no pivoting is needed."""
@@ -189,7 +191,7 @@ def implicit_diffusion(T_star: jax.Array, D: jax.Array, dt: jax.Array, C: jax.Ar
     lower = -k * g_lower  # lower[0] = 0: row 0 has no southern neighbour
     upper = -k * g_upper  # upper[-1] = 0
     diag = 1.0 + k * (g_lower + g_upper)
-    return jax.lax.linalg.tridiagonal_solve(lower, diag, upper, T_star[:, None])[:, 0]
+    return tridiagonal_solve(lower, diag, upper, T_star)
 
 
 def cos_weighted_mean(T: jax.Array) -> jax.Array:
