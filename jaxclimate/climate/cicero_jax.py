@@ -500,7 +500,7 @@ class CiceroJAX:
                 (dtrm1 * T[0] + dtrm2 * other[0] + dtrm3 * dq)[None],
                 T[1:-1] + deep * (other[1:-1] - T[1:-1]),
                 (dtml1 * T[-1] + wcfac * u["cpi"] / u["dzl"] * T[0] + dtml3 * other[-1])[None]])
-            T = tridiagonal_solve(*self._ocean_matrix(wcfac), rhs)
+            T = tridiagonal_solve(*self._ocean_matrix(wcfac), rhs, fused=True)
             temp1 = T[0]
             air = (dq + fo * u["rlamdo"] * temp1) / fx
             mixed = fo * temp1 + (1.0 - fo) * air
