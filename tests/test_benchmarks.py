@@ -211,3 +211,15 @@ def test_a_quick_suite_run_never_writes_over_the_records(monkeypatch, tmp_path):
     assert ran["out"] == tmp_path / "results" / "quick"
     assert (tmp_path / "results" / "quick" / "suite-quick-cpu.json").exists()
     assert not list((tmp_path / "results").glob("*.json"))
+
+
+@pytest.mark.slow
+def test_gpu_probes_ebm_solvers_agree_on_a_dry_run(tmp_path):
+    from benchmarks import gpu_probes
+
+    result = gpu_probes.main(["--out", str(tmp_path), "--dry-run", "--only", "ebm"])
+    ebm = json.loads((tmp_path / "probes.json").read_text())["probes"]["ebm"]
+    assert ebm == json.loads(json.dumps(result["probes"]["ebm"], default=str))
+    assert [row["solver"] for row in ebm["solvers"]][0] == "lax.linalg.tridiagonal_solve"
+    assert all(row["max_abs_diff"] < 1e-4 for row in ebm["solvers"])  # every method solves the same systems
+    assert ebm["rollout_200_steps_sampled_actions_s"] > 0 and ebm["rollout_200_steps_held_action_s"] > 0
