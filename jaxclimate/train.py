@@ -12,7 +12,9 @@ With no arguments it trains recurrent IPPO (LSTM, one network per country, as th
   whatever the environment's training report adds (the climate game: ``levers.png``,
   ``temperature.png``, ``trajectories.npz`` for ``python -m jaxclimate.envs.climate_mitigation.consistency``;
   InvestESG: the paper's P100 / W100 curves and the learned policy; the EBM: the learned
-  temperature profile and band errors).
+  temperature profile and band errors);
+* ``tensorboard/`` and ``wandb/`` with ``--logger tensorboard,wandb`` (the same scalars as
+  ``metrics.jsonl``, named as :mod:`jaxclimate.loggers` lists).
 
 ``--algo`` picks the algorithm (``ippo``, ``ddpg``, ``td3``, ``tqc``), ``--preset`` a named
 hyper-parameter set the environment provides for it (the papers' settings; the first is the
@@ -32,6 +34,7 @@ Examples::
     python -m jaxclimate.train --env invest-esg --preset paper_sb3 --seeds 3
     python -m jaxclimate.train --env invest-esg --env-set config=exp_a3 --env-set event_mode=reference_events
     python -m jaxclimate.train --env ebm-v3-a6 --algo ddpg --fed 5 --seeds 10
+    python -m jaxclimate.train --env ebm-v1 --logger tensorboard,wandb    # + TensorBoard and W&B
     python -m jaxclimate.train --resume runs/climate-mitigation-i-ippo-20261121-120000
 """
 
@@ -59,6 +62,7 @@ from jaxclimate import _cache, distributed  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.registry import algorithms, get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make, registered_envs  # noqa: E402
+from jaxclimate.loggers import MetricsSink, parse_loggers  # noqa: E402
 from jaxclimate.reporting import evaluate_policies, nan_mean, plot_returns, report_for  # noqa: E402
 
 # --- options ----------------------------------------------------------------------------------
@@ -218,6 +222,9 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--logger", default="jsonl", metavar="NAMES",
+                        help="where metrics go besides metrics.jsonl: tensorboard, wandb (comma-separated; default jsonl alone)")
+    parser.add_argument("--wandb-project", default="jaxclimate", help="W&B project for --logger wandb (default jaxclimate)")
     parser.add_argument("--allow-host-callback", action="store_true",
                         help="train even where each env step calls back to the host (the climate game's cicero engine)")
     add_cache_flag(parser)
@@ -235,6 +242,10 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
 
     if args.env not in registered_envs():
         parser.error(f"--env must be one of {registered_envs()}, got {args.env!r}")
+    try:
+        loggers = parse_loggers(args.logger)
+    except ValueError as err:
+        parser.error(str(err))
     if args.seeds < 1:
         parser.error("--seeds must be >= 1")
     algo = get_algorithm(args.algo)
@@ -268,7 +279,7 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         seed=args.seed, chunks=max(1, args.chunks), checkpoint_every=max(1, args.checkpoint_every), reservoir=args.reservoir,
         rollout={k: parse_value(v) for k, v in key_value_pairs(args.rollout_set, "--rollout-set").items()},
         run_dir=str(args.run_dir or Path("runs") / f"{tag}-{algo.name}-{stamp}"), resume=False, quiet=args.quiet,
-        no_plots=args.no_plots,
+        no_plots=args.no_plots, loggers=loggers, wandb_project=args.wandb_project,
     )
     try:
         make_run(options)
@@ -336,6 +347,7 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
         saved = {k: v for k, v in options.items() if k not in ("resume", "quiet", "no_plots")}
         atomic_write_text(run_dir / "config.json", json.dumps(saved, indent=2) + "\n")
         (run_dir / "metrics.jsonl").unlink(missing_ok=True)
+    sink = MetricsSink(run_dir, options, writer)
     algo, report = get_algorithm(options.get("algo", "ippo")), report_for(options["env"])
     seeds = options["seeds"]
     # the seed axis laid over every device of every process (one device: plain jit(vmap))
@@ -370,9 +382,7 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     def record(chunk: int, metrics: Any) -> None:
         """Write a finished chunk's metrics and move the progress bar."""
         lines = metric_lines(placement.to_host(metrics), sum(sizes[:chunk]), config.steps_per_update)
-        if writer:
-            with open(run_dir / "metrics.jsonl", "a", encoding="utf8") as f:
-                f.write("\n".join(lines) + "\n")
+        sink.write(lines)
         last = json.loads(lines[-1])
         bar.update(sizes[chunk] * config.steps_per_update * seeds)
         bar.set_postfix({g: "no episode ended" if np.isnan(last[g]["episode_return_mean"]) else f"{last[g]['episode_return_mean']:.3f}"
@@ -401,6 +411,7 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
             record(*pending)
             chunks_done = pending[0] + 1
     bar.close()
+    sink.close()
     elapsed = time.perf_counter() - wall
     if non_finite:
         ckpt.close()
