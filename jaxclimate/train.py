@@ -195,12 +195,15 @@ def _config_from_flags(parser: argparse.ArgumentParser, args: argparse.Namespace
     return preset, config
 
 
-def build_options(argv: list[str] | None = None) -> dict[str, Any]:
+def make_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m jaxclimate.train``."""
     parser = argparse.ArgumentParser(
         prog="python -m jaxclimate.train", description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("Examples::")[1],
     )
-    parser.add_argument("--env", default="climate-mitigation", help="environment id (default climate-mitigation)")
+    parser.add_argument("--env", default="climate-mitigation",
+                        help=f"environment id (default climate-mitigation): {', '.join(registered_envs())}")
+    parser.add_argument("--list", action="store_true", help="list environment ids, algorithms and their presets, then exit")
     parser.add_argument("--algo", default="ippo", choices=sorted(algorithms()), help="learning algorithm (default ippo)")
     parser.add_argument("--preset", help="named hyper-parameter set of the environment for the algorithm (default: its first)")
     parser.add_argument("--scenario", help="shortcut for --env-set scenario=… (climate-mitigation: i or ii)")
@@ -229,8 +232,30 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
                         help="train even where each env step calls back to the host (the climate game's cicero engine)")
     add_cache_flag(parser)
     add_distributed_flags(parser)
-    args = parser.parse_args(argv)
+    return parser
 
+
+def list_text() -> str:
+    """Environment ids, with each algorithm's presets for them (``--list``)."""
+    lines = ["environment ids, and the presets each algorithm has for them (`-gpu`: sized for an accelerator):"]
+    for env_id in registered_envs():
+        env, _ = make(env_id)
+        report = report_for(env_id)
+        named = []
+        for name in sorted(algorithms()):
+            algo = get_algorithm(name)
+            presets = with_gpu_presets(report.presets(env, algo.name), algo.config_cls)
+            named.append(f"{name}: {', '.join(presets) or '(defaults)'}")
+        lines.append(f"  {env_id:<28} " + "; ".join(named))
+    return "\n".join(lines)
+
+
+def build_options(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if args.list:
+        print(list_text())
+        raise SystemExit(0)
     if args.resume is not None:
         path = args.resume / "config.json"
         if not path.exists():
@@ -264,6 +289,9 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     if args.preset is not None and args.preset not in presets:
         parser.error(f"--preset: {env.name} has {sorted(presets) or 'no'} presets for {algo.name}, got {args.preset!r}")
     preset, config = _config_from_flags(parser, args, algo, presets)
+    if not presets:
+        print(f"note: {env.name} has no {algo.name} preset; training with {algo.config_cls.__name__}'s defaults and your "
+              f"flags (python -m jaxclimate.train --list shows the presets)", file=sys.stderr)
     try:
         algo.config_cls(**config)
     except (ValueError, TypeError) as err:
@@ -289,6 +317,30 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 # --- the run ------------------------------------------------------------------------------------
+
+
+def resolved_config(config: Any, env_params: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """What the run actually uses, defaults included: every field of the algorithm's config,
+    the environment's parameters (arrays of more than 64 values by shape only), and the env
+    steps the run will take per seed (whole updates: at most ``total_timesteps``)."""
+    params = {}
+    for field in dataclasses.fields(env_params):
+        value = np.asarray(getattr(env_params, field.name))
+        params[field.name] = value.tolist() if value.size <= 64 else f"array{list(value.shape)}"
+    return {"algo_config": dataclasses.asdict(config), "env_params": params, "updates": config.num_updates,
+            "env_steps_per_update": config.steps_per_update, "env_steps_per_seed": config.num_updates * config.steps_per_update,
+            "seeds": options["seeds"]}
+
+
+def steps_line(config: Any, options: dict[str, Any]) -> str:
+    """The run's length as it will be, said once at the start (and why, where it differs from the request)."""
+    steps = config.num_updates * config.steps_per_update
+    line = (f"{options.get('algo', 'ippo')} on {options['env']}: {config.num_updates:,} updates × {config.steps_per_update:,} env "
+            f"steps = {steps:,} env steps per seed, {options['seeds']} seed(s)")
+    asked = getattr(config, "total_timesteps", steps)
+    if asked != steps:
+        line += f" (total_timesteps {asked:,} rounded down to whole updates)"
+    return line
 
 
 def _chunk_sizes(num_updates: int, chunks: int) -> list[int]:
@@ -345,7 +397,8 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     run_dir.mkdir(parents=True, exist_ok=True)
     if not options["resume"] and writer:
         saved = {k: v for k, v in options.items() if k not in ("resume", "quiet", "no_plots")}
-        atomic_write_text(run_dir / "config.json", json.dumps(saved, indent=2) + "\n")
+        saved["resolved"] = resolved_config(config, env_params, options)
+        atomic_write_text(run_dir / "config.json", json.dumps(saved, indent=2, default=str) + "\n")
         (run_dir / "metrics.jsonl").unlink(missing_ok=True)
     sink = MetricsSink(run_dir, options, writer)
     algo, report = get_algorithm(options.get("algo", "ippo")), report_for(options["env"])
@@ -356,6 +409,8 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
         distributed.warn_about_cpu_host_devices(placement)
     keys = np.asarray(jax.random.split(jax.random.PRNGKey(options["seed"]), seeds))
     check_state_fits(trainer, config, keys, placement)
+    if writer and not options["quiet"]:
+        print(steps_line(config, options), file=sys.stderr)
     state = placement.compile(trainer.init)(placement.from_host(keys))
     sizes = _chunk_sizes(config.num_updates, options["chunks"])
     ckpt = Checkpointer(run_dir / "checkpoints")

@@ -1,5 +1,6 @@
 """python -m jaxclimate.train: options, chunked training, resume == uninterrupted, outputs."""
 
+import dataclasses
 import json
 
 import jax
@@ -200,3 +201,26 @@ def test_a_non_finite_chunk_stops_the_run_and_keeps_the_last_finite_checkpoint(t
     assert result["non_finite"] in capsys.readouterr().err
     assert sorted(int(p.name) for p in (tmp_path / "checkpoints").iterdir() if p.name.isdigit()) == [1, 2]
     assert not (tmp_path / "summary.json").exists()
+
+
+def test_the_run_says_its_real_length_and_records_every_setting():
+    options = train.build_options(TINY + ["--total-timesteps", "1000", "--run-dir", "unused"])
+    env, env_params, config, _ = train.make_run(options)
+    line = train.steps_line(config, options)
+    assert "7 updates × 140 env steps = 980 env steps per seed" in line and "1,000 rounded down" in line
+    resolved = json.loads(json.dumps(train.resolved_config(config, env_params, options), default=str))
+    assert resolved["env_steps_per_seed"] == 980 and resolved["algo_config"]["total_timesteps"] == 1000
+    assert resolved["algo_config"]["gamma"] == config.gamma and resolved["algo_config"]["network"] == "mlp"  # defaults included
+    assert set(resolved["env_params"]) == {f.name for f in dataclasses.fields(env_params)}
+
+
+@pytest.mark.slow
+def test_list_names_every_environment_and_its_presets(capsys):
+    with pytest.raises(SystemExit) as stop:
+        train.build_options(["--list"])
+    out = capsys.readouterr().out
+    assert stop.value.code == 0
+    from jaxclimate import registered_envs
+
+    assert all(f"  {env_id} " in out for env_id in registered_envs())
+    assert "ippo: paper, paper-gpu" in out and "ddpg: fedrain, fed05, fed10" in out
