@@ -142,9 +142,15 @@ def mean_and_stderr(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.n
     return values.mean(axis=axis), stderr
 
 
+#: above this many agents a returns plot shows their mean, the best and the worst, the rest in grey
+MANY_AGENTS = 10
+
+
 def plot_returns(env, rows: list[dict], run_dir: Path) -> None:
-    """``returns.png`` (one group) or ``returns-<group>.png``: return per agent, mean over seeds
-    with the seeds' range shaded."""
+    """``returns.png`` (one group) or ``returns-<group>.png``: each agent's return (mean over
+    seeds, the seeds' range shaded where there are several), agents named as the environment
+    names them; with more than ``MANY_AGENTS`` agents, their mean with the best and worst final
+    agent highlighted and the others in grey. Updates in which no episode ended are gaps."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -152,14 +158,31 @@ def plot_returns(env, rows: list[dict], run_dir: Path) -> None:
 
     steps = np.array([r["env_steps"] for r in rows])
     for group in env.agents:
-        returns = np.array([r[group]["episode_return"] for r in rows])  # (updates, seeds, agents)
-        fig, ax = plt.subplots(figsize=(7, 4))
-        for i in range(returns.shape[2]):  # NaN (no episode ended in that update) leaves a gap
-            ax.plot(steps, nan_mean(returns[:, :, i], axis=1), label=f"agent {i}")
-            if returns.shape[1] > 1:  # the seeds' range, where there are several
-                ax.fill_between(steps, np.nanmin(returns[:, :, i], 1), np.nanmax(returns[:, :, i], 1), alpha=0.2)
+        returns = np.array([r[group]["episode_return"] for r in rows], dtype=float)  # (updates, seeds, agents)
+        names, seeds = env.agent_names(group), returns.shape[1]
+        fig, ax = plt.subplots(figsize=(7, 4.4))
+        means = nan_mean(returns, axis=1)  # (updates, agents)
+        if len(names) > MANY_AGENTS:
+            _plot_many(ax, steps, means, names)
+        else:
+            for i, name in enumerate(names):
+                ax.plot(steps, means[:, i], label=name)
+                if seeds > 1:
+                    ax.fill_between(steps, np.nanmin(returns[:, :, i], 1), np.nanmax(returns[:, :, i], 1), alpha=0.2)
         ax.set(xlabel="env steps per seed", ylabel="episode return", title=f"{env.name}: return per agent ({group})")
         ax.legend(fontsize=7, ncol=2)
-        fig.tight_layout()
+        caption = f"lines: mean over {seeds} seeds; shaded: the seeds' range" if seeds > 1 else "one seed"
+        fig.text(0.01, 0.01, caption + "; gaps: updates in which no episode ended", fontsize=7, color="0.35")
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
         fig.savefig(run_dir / ("returns.png" if len(env.agents) == 1 else f"returns-{group}.png"), dpi=120)
         plt.close(fig)
+
+
+def _plot_many(ax, steps: np.ndarray, means: np.ndarray, names: list[str]) -> None:
+    """Every agent thin and grey, their mean bold, the best and worst final agent in colour."""
+    finite = np.where(np.isfinite(means).any(axis=1))[0]
+    final = means[finite[-1]] if finite.size else np.zeros(len(names))
+    ax.plot(steps, means, color="0.75", lw=0.6)
+    ax.plot(steps, nan_mean(means, axis=1), color="k", lw=2, label=f"mean over {len(names)} agents")
+    for i, role in ((int(np.nanargmax(final)), "best"), (int(np.nanargmin(final)), "worst")):
+        ax.plot(steps, means[:, i], lw=1.5, label=f"{names[i]} ({role} at the end)")

@@ -67,3 +67,43 @@ def test_bau_temperatures_in_one_program_equal_stepping_from_python():
     got = bau_temperatures(env, params)
     assert got.shape == (50,)  # 2016..2065: 35 decision years and 15 look-ahead years
     np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def _legend_and_lines(monkeypatch, env, rows, tmp_path):
+    """Run plot_returns and keep what it drew (the figure is closed after saving)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from jaxclimate import reporting
+
+    drawn = {}
+    monkeypatch.setattr(plt, "close", lambda fig: drawn.setdefault("fig", fig))
+    reporting.plot_returns(env, rows, tmp_path)
+    ax = drawn["fig"].axes[0]
+    return [t.get_text() for t in ax.get_legend().get_texts()], ax, drawn["fig"]
+
+
+def test_returns_plot_names_agents_and_shades_only_several_seeds(monkeypatch, tmp_path):
+    from jaxclimate import make
+
+    env, _ = make("ebm-v3-a2")
+    one_seed = [{"env_steps": 10 * (u + 1), "bands": {"episode_return": [[-1.0 - u, -2.0]]}} for u in range(3)]
+    labels, ax, fig = _legend_and_lines(monkeypatch, env, one_seed, tmp_path)
+    assert labels == ["90°S–0°", "0°–90°N"] and not ax.collections  # one seed: no band
+    assert any("one seed" in t.get_text() for t in fig.texts) and (tmp_path / "returns.png").exists()
+    two_seeds = [{"env_steps": 10 * (u + 1), "bands": {"episode_return": [[-1.0, -2.0], [-3.0, float("nan")]]}} for u in range(3)]
+    _, ax, fig = _legend_and_lines(monkeypatch, env, two_seeds, tmp_path)
+    assert len(ax.collections) == 2 and any("mean over 2 seeds" in t.get_text() for t in fig.texts)
+
+
+def test_returns_plot_of_27_regions_highlights_mean_best_and_worst(monkeypatch, tmp_path):
+    from jaxclimate import make
+
+    env, _ = make("rice-n")
+    finals = np.arange(27.0)
+    finals[5], finals[20] = 100.0, -100.0
+    rows = [{"env_steps": 100 * (u + 1), "regions": {"episode_return": [list(finals * (u + 1) / 3)]}} for u in range(3)]
+    labels, _, _ = _legend_and_lines(monkeypatch, env, rows, tmp_path)
+    assert labels == ["mean over 27 agents", "region 6 (best at the end)", "region 21 (worst at the end)"]

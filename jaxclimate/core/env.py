@@ -78,6 +78,13 @@ class Environment(Generic[StateT, ParamsT]):
     def groups(self) -> tuple[str, ...]:
         return tuple(self.agents)
 
+    def agent_names(self, group: str) -> list[str]:
+        """What plots and tables call each agent of ``group`` (default: ``"country 0"``, … from
+        the group's name); environments override it with their own (regions, latitude bands)."""
+        self._check_group(group)
+        singular = group[:-3] + "y" if group.endswith("ies") else group.removesuffix("s")
+        return [f"{singular} {i}" for i in range(self.agents[group])]
+
     @property
     def default_params(self) -> ParamsT:
         raise NotImplementedError

@@ -218,6 +218,16 @@ class EBMEnv(Environment[EBMState, EBMParams]):
         obs_dim = self.band_width if version == 3 else physics.NUM_LAT
         self._observation_space = Box(-OBS_BOUND, OBS_BOUND, (obs_dim,), dtype=jnp.float32)
 
+    def agent_names(self, group: str) -> list[str]:
+        """The latitude band each agent is rewarded on (and, in ebm-v3, acts on), south to
+        north (``"90°S–60°S"``, …); ebm-v1's single agent answers for the whole globe."""
+        self._check_group(group)
+        if self.version == 1:
+            return ["globe"]
+        edges = np.linspace(-90, 90, self.num_agents + 1)
+        label = lambda x: "0°" if x == 0 else f"{abs(x):g}°{'S' if x < 0 else 'N'}"  # noqa: E731
+        return [f"{label(lo)}–{label(hi)}" for lo, hi in zip(edges[:-1], edges[1:])]
+
     @property
     def name(self) -> str:
         return f"ebm-v{self.version}" + ("" if self.version == 1 else f"-a{self.num_agents}")

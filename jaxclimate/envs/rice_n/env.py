@@ -189,6 +189,11 @@ class RiceN(Environment[RiceState, RiceParams]):
     def _params(self) -> RiceParams:
         return rice_params(self.regions)
 
+    def agent_names(self, group: str) -> list[str]:
+        """``"region 1"``, … by the paper's Table 1 region ID (index + 1 in the full 27)."""
+        self._check_group(group)
+        return [f"region {int(r) + 1}" for r in self.regions]
+
     @property
     def name(self) -> str:
         suffix = "" if self.protocol == "none" else f"-{self.protocol}"
