@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from typing import Any, Callable
 
 import jax
@@ -69,22 +68,6 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
 def _int_env(name: str) -> int | None:
     value = os.environ.get(name)
     return None if value in (None, "") else int(value)
-
-
-CPU_HOST_DEVICES_WARNING = (
-    "warning: several XLA:CPU devices in one process (--xla_force_host_platform_device_count) can deadlock "
-    "intermittently with recurrent networks (LSTM/GRU; jax 0.10.2); to use several cores, prefer one process per core "
-    "(--coordinator 127.0.0.1:PORT --num-processes N --process-id I), see docs/guide.md")
-
-
-def warn_about_cpu_host_devices(placement: "RunPlacement") -> bool:
-    """Print :data:`CPU_HOST_DEVICES_WARNING` when ``placement`` uses several CPU devices of
-    this process; returns whether it did."""
-    local = [d for d in placement.mesh.devices.flat if d.process_index == jax.process_index()]
-    if len(local) > 1 and local[0].platform == "cpu":
-        print(CPU_HOST_DEVICES_WARNING, file=sys.stderr)
-        return True
-    return False
 
 
 def is_writer() -> bool:

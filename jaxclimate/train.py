@@ -44,7 +44,10 @@ import argparse
 import dataclasses
 import datetime as _dt
 import json
+import os
 import re
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -58,7 +61,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from jaxclimate import _cache, distributed  # noqa: E402
+from jaxclimate import _cache, _xla, distributed  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.registry import algorithms, get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make, registered_envs  # noqa: E402
@@ -103,6 +106,8 @@ def add_distributed_flags(parser: argparse.ArgumentParser) -> None:
                        help=f"address of process 0's coordinator (or ${distributed.ENV_COORDINATOR})")
     group.add_argument("--num-processes", type=int, help=f"processes in the run (or ${distributed.ENV_NUM_PROCESSES})")
     group.add_argument("--process-id", type=int, help=f"this process, 0..N-1 (or ${distributed.ENV_PROCESS_ID})")
+    group.add_argument("--cpu-processes", type=int, metavar="N",
+                       help="use N CPU cores as N processes of one run on this machine (loopback jax.distributed)")
 
 
 def add_cache_flag(parser: argparse.ArgumentParser) -> None:
@@ -129,6 +134,51 @@ def initialize_distributed(argv: list[str] | None = None) -> bool:
         return distributed.initialize(args.coordinator, args.num_processes, args.process_id)
     except ValueError as err:
         raise SystemExit(f"error: {err}") from None
+
+
+def start_cpu_processes(argv: list[str]) -> tuple[list[str], list[subprocess.Popen]]:
+    """``--cpu-processes N``: start processes 1..N-1 of one run on this machine (loopback
+    coordinator, one CPU device each) and return this process's arguments as process 0 with
+    the children. Several CPU devices in one process can hang with recurrent networks
+    (docs/guide.md); separate processes do not. No ``--cpu-processes``: ``(argv, [])``."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_distributed_flags(parser)
+    args, _ = parser.parse_known_args(argv)
+    if args.cpu_processes is None or args.cpu_processes == 1:
+        return argv, []
+    if args.cpu_processes < 1 or args.coordinator or args.num_processes or args.process_id is not None:
+        raise SystemExit("error: --cpu-processes N needs N >= 1 and starts its own processes (no --coordinator, "
+                         "--num-processes or --process-id beside it)")
+    base = [a for i, a in enumerate(argv) if not (a.startswith("--cpu-processes") or argv[i - 1:i] == ["--cpu-processes"])]
+    os.environ["XLA_FLAGS"] = _xla.without_flag(os.environ.get("XLA_FLAGS", ""), "xla_force_host_platform_device_count")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"
+    n = args.cpu_processes
+    joined = lambda i: [*base, "--coordinator", address, "--num-processes", str(n), "--process-id", str(i)]  # noqa: E731
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    children = [subprocess.Popen([sys.executable, "-m", "jaxclimate.train", *joined(i)], env=env) for i in range(1, n)]
+    return joined(0), children
+
+
+def wait_for(children: list[subprocess.Popen], failed: bool) -> int:
+    """Wait for the processes :func:`start_cpu_processes` started (stop them if this one failed);
+    the first non-zero exit code, or 0."""
+    codes = []
+    for child in children:
+        if failed:
+            child.terminate()
+        codes.append(child.wait())
+    return next((c for c in codes if c), 0)
+
+
+RECURRENT_ON_HOST_DEVICES = (
+    "{n} XLA:CPU devices in one process (--xla_force_host_platform_device_count) can hang with a recurrent network "
+    "(docs/guide.md); use --cpu-processes {n} instead (one process per core), or --network mlp")
+
+
+def _cpu_devices_in_process() -> int:
+    return len(jax.local_devices()) if jax.default_backend() == "cpu" else 0
 
 
 HOST_CALLBACK_REFUSED = (
@@ -296,6 +346,8 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         algo.config_cls(**config)
     except (ValueError, TypeError) as err:
         parser.error(str(err))
+    if config.get("network") in ("lstm", "gru") and _cpu_devices_in_process() > 1:
+        parser.error(RECURRENT_ON_HOST_DEVICES.format(n=_cpu_devices_in_process()))
     if jax.process_count() > 1 and args.run_dir is None:
         parser.error("--run-dir is needed with several processes (each would pick its own time-stamped default)")
     if args.run_dir is not None and args.run_dir.exists() and not args.run_dir.is_dir():
@@ -405,8 +457,6 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     seeds = options["seeds"]
     # the seed axis laid over every device of every process (one device: plain jit(vmap))
     placement = distributed.RunPlacement.over_devices(seeds)
-    if writer:
-        distributed.warn_about_cpu_host_devices(placement)
     keys = np.asarray(jax.random.split(jax.random.PRNGKey(options["seed"]), seeds))
     check_state_fits(trainer, config, keys, placement)
     if writer and not options["quiet"]:
@@ -606,13 +656,21 @@ def _print_summary(summary: dict, env, report) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    configure_compile_cache(argv)
-    initialize_distributed(argv)
-    options = build_options(argv)
-    if distributed.is_writer():
-        print(f"run directory: {options['run_dir']}")
-    result = run(options)
-    return 130 if result.get("interrupted") else 1 if result.get("non_finite") else 0
+    argv, children = start_cpu_processes(sys.argv[1:] if argv is None else list(argv))
+    code = 1
+    try:
+        configure_compile_cache(argv)
+        initialize_distributed(argv)
+        options = build_options(argv)
+        if distributed.is_writer():
+            print(f"run directory: {options['run_dir']}")
+        result = run(options)
+        code = 130 if result.get("interrupted") else 1 if result.get("non_finite") else 0
+    finally:
+        if children:  # they wait at jax.distributed's shutdown barrier for this process: reach it first
+            jax.distributed.shutdown()
+        code = code or wait_for(children, failed=code != 0)
+    return code
 
 
 if __name__ == "__main__":
