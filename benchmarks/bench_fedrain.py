@@ -97,13 +97,14 @@ def timed_training(env_id: str, seeds: int, steps: int, repeats: int, hidden: in
     row = {"env": env_id, "agents": env.num_agents, "seeds": seeds, "steps": steps, "compile_s": timing["compile_s"],
            "median_s": timing["median_s"], "runs_s": timing["runs_s"], "agent_steps_per_s": rate,
            "env_steps_per_s": seeds * steps / timing["median_s"],
-           "projected_row_minutes": row_s / 60 if seeds == ROW_SEEDS else None,
+           # a row's wall time only from the row's own network and seeds (tiny settings project nothing)
+           "projected_row_minutes": row_s / 60 if seeds == ROW_SEEDS and not hidden else None,
            "mflop_per_agent_step": flops / 1e6, "achieved_gflop_s": rate * flops / 1e9,
            "row_tflop": row_flops(config, obs_dim, act_dim, env.num_agents) / 1e12}
     if peak_gflops:
         cores = os.cpu_count() if jax.default_backend() == "cpu" else jax.device_count()
         row["fraction_of_peak"] = row["achieved_gflop_s"] / peak_gflops
-        row["row_at_peak_minutes"] = row["row_tflop"] * 1e12 / (peak_gflops * 1e9 * cores) / 60
+        row["row_at_peak_minutes"] = None if hidden else row["row_tflop"] * 1e12 / (peak_gflops * 1e9 * cores) / 60
     return row
 
 
@@ -139,8 +140,9 @@ def main(argv=None) -> dict:
             projected = f", a 10-seed × 20k row ≈ {row['projected_row_minutes']:.1f} min" if row["projected_row_minutes"] else ""
             print(f"{env_id} × {seeds} seeds: {row['agent_steps_per_s']:,.0f} agent-steps/s incl. updates "
                   f"(compile {row['compile_s']:.1f} s){projected}; {row['mflop_per_agent_step']:.1f} MFLOP per agent-step, "
-                  f"{row['achieved_gflop_s']:.1f} GFLOP/s = {100 * row['fraction_of_peak']:.0f} % of peak; "
-                  f"a row is {row['row_tflop']:.0f} TFLOP, ≥ {row['row_at_peak_minutes']:.1f} min at every core's peak", flush=True)
+                  f"{row['achieved_gflop_s']:.1f} GFLOP/s = {100 * row['fraction_of_peak']:.0f} % of peak"
+                  + (f"; a row is {row['row_tflop']:.0f} TFLOP, ≥ {row['row_at_peak_minutes']:.1f} min at every core's peak"
+                     if row["row_at_peak_minutes"] is not None else f" (hidden {args.hidden}: no row projection)"), flush=True)
     full = [full_row(e) for e in args.envs] if args.full_row else []
     for f in full:
         print(f"{f['env']}: whole row (10 seeds × 20k steps) {f['row_seconds'] / 60:.1f} min + compile {f['compile_s']:.1f} s")
