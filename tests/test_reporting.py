@@ -107,3 +107,13 @@ def test_returns_plot_of_27_regions_highlights_mean_best_and_worst(monkeypatch, 
     rows = [{"env_steps": 100 * (u + 1), "regions": {"episode_return": [list(finals * (u + 1) / 3)]}} for u in range(3)]
     labels, _, _ = _legend_and_lines(monkeypatch, env, rows, tmp_path)
     assert labels == ["mean over 27 agents", "region 6 (best at the end)", "region 21 (worst at the end)"]
+
+
+def test_ebm_report_shows_a_spread_only_over_several_seeds():
+    from jaxclimate.reporting import report_for
+
+    band = {"bands": ["90S-60S"], "mean": [1.0], "std": [0.0], "static_climlab": [3.0], "per_seed": [[1.0]]}
+    one = "\n".join(report_for("ebm-v3-a6").summary_lines({"band_rmse": band}))
+    assert "one seed" in one and "±" not in one
+    two = "\n".join(report_for("ebm-v3-a6").summary_lines({"band_rmse": dict(band, per_seed=[[1.0], [1.0]])}))
+    assert "mean ± std over 2 seeds" in two and "1.000 ± 0.000" in two

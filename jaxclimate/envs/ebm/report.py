@@ -35,9 +35,11 @@ class EBMReport(TrainingReport):
 
     def summary_lines(self, summary: dict) -> list[str]:
         band = summary["band_rmse"]
-        lines = [f"\nareaWRMSE per band (°C), deterministic episode, mean ± std over seeds\n{'band':>9} {'learned':>16} {'static':>8}"]
+        several = len(band["per_seed"]) > 1  # a spread only where there are seeds to spread
+        what = f"mean ± std over {len(band['per_seed'])} seeds" if several else "one seed"
+        lines = [f"\nareaWRMSE per band (°C), deterministic episode, {what}\n{'band':>9} {'learned':>16} {'static':>8}"]
         for name, m, s, c in zip(band["bands"], band["mean"], band["std"], band["static_climlab"]):
-            lines.append(f"{name:>9} {m:>9.3f} ± {s:<5.3f} {c:>8.3f}")
+            lines.append(f"{name:>9} {m:>9.3f} {f'± {s:<5.3f}' if several else ' ' * 7} {c:>8.3f}")
         return lines
 
     def plot(self, env, rows, summary, evaluations, run_dir: Path) -> None:
@@ -58,7 +60,9 @@ class EBMReport(TrainingReport):
         axes[0].legend(fontsize=7)
         band = summary["band_rmse"]
         x = np.arange(len(band["bands"]))
-        axes[1].bar(x - 0.2, band["mean"], 0.4, yerr=band["std"], capsize=3, label="learned (mean ± std over seeds)")
+        seeds = len(band["per_seed"])
+        axes[1].bar(x - 0.2, band["mean"], 0.4, yerr=band["std"] if seeds > 1 else None, capsize=3,
+                    label=f"learned (mean ± std over {seeds} seeds)" if seeds > 1 else "learned (one seed)")
         axes[1].bar(x + 0.2, band["static_climlab"], 0.4, label="static climlab")
         axes[1].set_xticks(x, band["bands"])
         axes[1].set(ylabel="areaWRMSE (°C)", title="error per 30° band")
