@@ -44,8 +44,15 @@ def test_stored_without_outputs_and_colab_ready(path):
     assert any("assert " in c.source for c in code), "a notebook checks what its text claims"
 
 
+#: notebooks that train the same program (the climate game's scenario (i), paper settings) run on
+#: one worker one after the other, so the second loads it from the compilation cache instead of
+#: both compiling it at once (`--dist loadgroup`)
+SAME_PROGRAM = {"00_quickstart", "01_climate_mitigation"}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xdist_group("scenario-i")) if p.stem in SAME_PROGRAM else p
+                                  for p in NOTEBOOKS], ids=lambda p: p.stem)
 def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch):
     from nbclient import NotebookClient
 
