@@ -24,8 +24,8 @@ The step order is the authors' (docs/climate_mitigation.md §3.9). Choices where
   0.0 CICERO); set ``initial_obs_temperature`` to reproduce the placeholder;
 * one share per country for every gas (code); the 35 uncontrolled species stay at SSP2-4.5.
 
-Episodes terminate after 35 decisions; there is no truncation (``max_steps`` defaults far
-beyond the horizon). The look-ahead runs the engine 15 more years inside the terminal step as
+Episodes terminate after 35 decisions; ``max_steps`` is that horizon (the time limit and the
+end of the game coincide: ``terminated`` says the episode ended, nothing is bootstrapped). The look-ahead runs the engine 15 more years inside the terminal step as
 a ``lax.while_loop`` whose trip count is 15 at termination and 0 otherwise: under ``vmap``
 the loop runs only on steps where some environment of the batch terminates, so a batch of
 synchronised episodes pays 15 extra engine steps once per episode, not on every step. (A
@@ -156,7 +156,7 @@ class MitigationParams(EnvParams):
     decaying_lookahead_prevention: Any = False
     emission_scale: Any = EMISSION_SCALE
     deviation_scale: Any = DEVIATION_SCALE
-    max_steps: int = 1000  # no truncation: episodes terminate after 35 decisions
+    max_steps: int = HORIZON  # the real horizon: episodes terminate after 35 decisions
 
     def validate(self) -> None:
         super().validate()

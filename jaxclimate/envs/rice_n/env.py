@@ -187,7 +187,7 @@ class RiceN(Environment[RiceState, RiceParams]):
             self._observation_space = Box(-np.inf, np.inf, (self.obs_dim,), dtype=dtype)
 
     def _params(self) -> RiceParams:
-        return rice_params(self.regions)
+        return rice_params(self.regions).replace(max_steps=self.episode_length)  # the real horizon
 
     def agent_names(self, group: str) -> list[str]:
         """``"region 1"``, … by the paper's Table 1 region ID (index + 1 in the full 27)."""

@@ -126,7 +126,7 @@ class RiceParams(EnvParams):
     mitigation_cost_scale: Any = 1000.0
     enforce_minimum_mitigation: Any = False
     debt_ratio_formula: str = struct.field(static=True, default="head")
-    max_steps: int = 1000  # no truncation: episodes terminate in 2115
+    max_steps: int = 1000  # set to the protocol's episode length by the environment (episodes terminate in 2115)
 
     def validate(self) -> None:
         super().validate()
