@@ -1,0 +1,425 @@
+"""Write the tables of docs/results.md that come from the JSON records, so the page cannot drift
+from what was measured.
+
+Each generated table sits between two comments in the page, ``<!-- table:NAME -->`` and
+``<!-- /table:NAME -->``; ``TABLES`` maps each NAME to the function that builds it. Each
+function's docstring names its record(s) and the field behind each column; the page's wording
+(row labels, which numbers are bold and why) is spelled out beside it.
+
+    python docs/generate_tables.py           # rewrite the generated tables of the page
+    python docs/generate_tables.py --check   # exit 1, naming (and diffing) each table that differs
+
+A table without a record stays hand-written, without markers: the climate-mitigation GRU table
+(its run's JSON was replaced by the suite's later run of the same script, which feeds the
+CICERO-SCM-in-JAX table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import sys
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "results.md"
+BENCH = ROOT / "benchmarks" / "results"
+H200 = BENCH / "accelerator-nvidia-h200"
+BASELINES = ROOT / "baselines" / "results"
+PAPER_FEDRAIN = ROOT / "baselines" / "data" / "fedrain_paper_tables.json"
+
+
+@cache
+def record(path: Path) -> dict:
+    """A record, read once per run (several tables read the same one)."""
+    return json.loads(path.read_text())
+
+
+# --- formatting: how the page writes numbers ----------------------------------------------------
+
+
+def count(x: float) -> str:
+    """1234.5 -> '1,235'."""
+    return f"{x:,.0f}"
+
+
+def kilo(x: float, digits: int = 0) -> str:
+    """207_000 -> '207 k' (``digits`` decimals)."""
+    return f"{x / 1e3:,.{digits}f} k"
+
+
+def mega(x: float, digits: int = 2) -> str:
+    """1_580_000 -> '1.58 M'."""
+    return f"{x / 1e6:.{digits}f} M"
+
+
+def signed(x: float, spec: str) -> str:
+    """A number with the page's minus sign (U+2212): signed(-28, "+,.0f") -> '−28'."""
+    return format(x, spec).replace("-", "−")
+
+
+def sci(x: float) -> str:
+    """1.2149e-07 -> '1.2e-7'."""
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def bold(text: str, yes: bool = True) -> str:
+    """The page sets its headline numbers in bold; the condition says which and why."""
+    return f"**{text}**" if yes else text
+
+
+def table(header: list[str], rows: list[list[str]], left: int = 1) -> str:
+    """A Markdown table; the first ``left`` columns are text (left-aligned), the rest numbers."""
+    align = "|" + "|".join("---" if i < left else "---:" for i in range(len(header))) + "|"
+    return "\n".join([line(header), align, *map(line, rows)])
+
+
+def line(cells: list[str]) -> str:
+    """One table row; an empty cell is written '| |', as the page writes it."""
+    return "|" + "|".join(f" {c} " if c else " " for c in cells) + "|"
+
+
+# --- the benchmark suite (python -m benchmarks): env-steps/s per environment and batch size ---------
+
+
+def device_line(rec: dict) -> str:
+    """The machine a suite record ran on, as its `device` field has it."""
+    d = rec["device"]
+    cores = f"{d['cpu_count']}-core CPU" if d["backend"] == "cpu" else f"{d['device_count']} × {d['device_kind']}"
+    return f"{cores}, jax {d['jax_version']}, env-steps/s (median):"
+
+
+def suite_table(path: Path) -> str:
+    """One row per (`env`, `variant`) of `rows`, one column per `n_envs` (the record's `envs`), cells `env_steps_per_s`."""
+    rec = record(path)
+    rates = {(r["env"], r["variant"], r["n_envs"]): r["env_steps_per_s"] for r in rec["rows"]}
+    kinds = list(dict.fromkeys((r["env"], r["variant"]) for r in rec["rows"]))
+    header = ["environment", "variant", *[f"{count(n)} env{'s' * (n > 1)}" for n in rec["envs"]]]
+    rows = [[env, variant, *[count(rates[env, variant, n]) if (env, variant, n) in rates else "—" for n in rec["envs"]]]
+            for env, variant in kinds]
+    return device_line(rec) + "\n\n" + table(header, rows, left=2)
+
+
+def suite_cpu() -> str:
+    return suite_table(BENCH / "suite-cpu.json")
+
+
+def suite_h200() -> str:
+    return suite_table(H200 / "suite" / "suite-gpu.json")
+
+
+def suite_training() -> str:
+    """`training` rows of both suites, matched on (`env`, `what`): `env_steps_per_s` (agent-steps/s for DDPG, as `what` says)."""
+    cpu, gpu = record(BENCH / "suite-cpu.json"), record(H200 / "suite" / "suite-gpu.json")
+    on_gpu = {(r["env"], r["what"]): r["env_steps_per_s"] for r in gpu["training"]}
+    rows = [[r["env"], r["what"], count(r["env_steps_per_s"]), count(on_gpu[r["env"], r["what"]]) if (r["env"], r["what"]) in on_gpu else "—"]
+            for r in cpu["training"]]
+    return table(["environment", "training run", "CPU, steps/s incl. updates", "H200"], rows, left=2)
+
+
+# --- the scripts' fuller runs --------------------------------------------------------------------
+
+
+def ebm_cpu() -> str:
+    """bench_ebm-float32/-float64: `jaxclimate` rows, `env_steps_per_s` and `speedup_vs_env_step` (× climlab's env step)."""
+    f32 = record(BENCH / "bench_ebm-float32-cpu.json")["jaxclimate"]
+    f64 = record(BENCH / "bench_ebm-float64-cpu.json")["jaxclimate"]
+    rows = []
+    for a, b in zip(f32, f64, strict=True):
+        assert a["n_envs"] == b["n_envs"], "the two records measured different batch sizes"
+        headline = a["n_envs"] == 1024  # the batch size the README quotes
+        rows.append([str(a["n_envs"]), kilo(a["env_steps_per_s"]), bold(count(a["speedup_vs_env_step"]), headline),
+                     kilo(b["env_steps_per_s"]), count(b["speedup_vs_env_step"])])
+    return table(["parallel envs", "float32 env-steps/s", "× climlab env step", "float64 env-steps/s", "× climlab env step"], rows, left=0)
+
+
+def cicero_jax_cpu() -> str:
+    """bench_climate_mitigation: engine 'CICERO-SCM in JAX' rows (`env_steps_per_s`, `ms_per_env_step`,
+    `speedup_vs_cicero`) beside the 'surrogate (gru)' row of the same `n_envs`."""
+    rows_ = record(BENCH / "bench_climate_mitigation-cpu.json")["rows"]
+    gru = {r["n_envs"]: r["env_steps_per_s"] for r in rows_ if r["engine"] == "surrogate (gru)"}
+    rows = [[str(r["n_envs"]), count(r["env_steps_per_s"]), f"{r['ms_per_env_step']:.2g}",
+             bold(count(r["speedup_vs_cicero"]), r["speedup_vs_cicero"] >= 10_000),  # past the 10,000× aim
+             count(gru[r["n_envs"]])]
+            for r in rows_ if r["engine"] == "CICERO-SCM in JAX"]
+    header = ["parallel envs", "CICERO-SCM in JAX env-steps/s", "ms per env-step", "× CICERO-SCM engine", "GRU surrogate, same run"]
+    return table(header, rows, left=0)
+
+
+#: bench_rice_n's (`protocol`, `what`) -> the page's description of the row
+RICE_N_ROWS = {
+    ("none", "dynamics only"): "dynamics only",
+    ("none", "step"): "`env.step`, flat observation (27 × 1043 per env)",
+    ("none", "step + mask"): "`env.step`, flat + padded action mask",
+    ("none", "step, factored"): "**`env.step`, factored observation** (1007 + 27 × 36)",
+    ("none", "step + mask, factored"): "`env.step`, factored + padded action mask",
+    ("bilateral", "dynamics only"): "dynamics only",
+    ("bilateral", "step"): "`env.step`, flat (27 × 1207)",
+    ("bilateral", "step + mask"): "`env.step`, flat + padded (27, 138, 10) mask",
+    ("bilateral", "step, factored"): "`env.step`, factored (1008 + 27 × 199)",
+    ("bilateral", "step + mask, factored"): "`env.step`, factored + padded mask",
+}
+
+
+def rice_n_cpu() -> str:
+    """bench_rice_n: `env_steps_per_s` of each (`protocol`, `what`) at every `n_envs`, and `speedup_vs_original` at 1,024."""
+    rec = record(BENCH / "bench_rice_n-cpu.json")
+    by = {(r["protocol"], r["what"], r["n_envs"]): r for r in rec["rows"]}
+    envs = rec["config"]["envs"]
+    rows = []
+    for (protocol, what), label in RICE_N_ROWS.items():
+        ratio = by[protocol, what, 1024]["speedup_vs_original"]
+        headline = (protocol, what) == ("none", "step, factored")  # the layout the page recommends
+        rows.append([protocol, label, *[kilo(by[protocol, what, n]["env_steps_per_s"], 1) for n in envs], bold(count(ratio), headline)])
+    header = ["protocol", "timed", *[f"{n} env{'s' * (n > 1)}" for n in envs], "× original at 1024"]
+    return table(header, rows, left=2)
+
+
+#: the bench_invest_esg `env_rows` the page shows: (`market`, `envs`) -> the page's market column
+INVEST_ESG_ROWS = {
+    ("exp_default", 1): "5 × 3",
+    ("exp_default", 256): "5 × 3",
+    ("exp_default", 1024): "5 × 3",
+    ("exp_default", 4096): "5 × 3",
+    ("exp_default (fresh random actions)", 4096): "5 × 3, fresh `jax.random` actions every step",
+    ("scale_10x10", 1024): "10 × 10",
+    ("scale_10x10", 4096): "10 × 10",
+}
+
+
+def invest_esg_cpu() -> str:
+    """bench_invest_esg `env_rows`: `env_steps_per_s`, `x_numpy` (the NumPy env timed in the same run) and
+    `x_authors_jax_1024` (against `quoted.authors_jax_env_1024`)."""
+    rec = record(BENCH / "bench_invest_esg-cpu.json")
+    by = {(r["market"], r["envs"]): r for r in rec["env_rows"]}
+    quoted = rec["quoted"]["authors_jax_env_1024"]
+    rows = []
+    for (market, envs), label in INVEST_ESG_ROWS.items():
+        r = by[market, envs]
+        rate = mega(r["env_steps_per_s"]) if r["env_steps_per_s"] >= 1e6 else kilo(r["env_steps_per_s"])
+        x_numpy, x_authors = count(r["x_numpy"]), f"{r['x_authors_jax_1024']:.2f}"
+        if (market, envs) == ("scale_10x10", 1024):  # the first row of the larger market names its own references
+            x_numpy += f" (NumPy: {kilo(r['numpy_env_steps_per_s'], 1)})"
+            x_authors += f" (authors: {mega(quoted['scale_10x10'])})"
+        cells = [count(envs), rate, x_numpy, x_authors]
+        headline = (market, envs) == ("exp_default", 1024)  # where the authors' JAX figure was measured
+        rows.append([label, *[bold(c, headline) for c in cells]])
+    header = ["market", "parallel envs", "env-steps/s", "× original NumPy env (same run)",
+              f"× authors' JAX env ({quoted['exp_default'] / 1e6:.2f}M at 1,024, quoted)"]
+    return table(header, rows)
+
+
+def fedrain_cpu() -> str:
+    """bench_fedrain `rows`, the 1- and 10-seed rows of each env side by side: `agent_steps_per_s`, `mflop_per_agent_step`,
+    `fraction_of_peak` (of `matmul_peak_gflop_s_per_device`), `projected_row_minutes`, `row_at_peak_minutes`."""
+    rec = record(BENCH / "bench_fedrain-cpu.json")
+    by = {(r["env"], r["seeds"]): r for r in rec["rows"]}
+    rows = []
+    for env in dict.fromkeys(r["env"] for r in rec["rows"]):
+        one, ten = by[env, 1], by[env, 10]
+        six = ten["agents"] == 6  # the rows the 10-minute aim is about
+        rows.append([env, str(ten["agents"]), f"{one['agent_steps_per_s']:.0f} / {ten['agent_steps_per_s']:.0f}",
+                     f"{ten['mflop_per_agent_step']:.0f} MFLOP", f"{100 * one['fraction_of_peak']:.0f} / {100 * ten['fraction_of_peak']:.0f} %",
+                     f"{ten['projected_row_minutes']:.1f} min", bold(f"{ten['row_at_peak_minutes']:.1f} min", six)])
+    header = ["env", "agents", "agent-steps/s, 1 / 10 seeds", "matmul work per agent-step",
+              f"share of the core's peak ({rec['matmul_peak_gflop_s_per_device']:.1f} GFLOP/s)", "10-seed row, projected", "row at both cores' peak"]
+    return table(header, rows)
+
+
+# --- learning results (baselines/results) --------------------------------------------------------------
+
+#: gradient_alignment's policy names -> the page's
+ALIGNMENT_POLICIES = {"random": "random", "trained on the surrogate": "trained on the GRU"}
+
+
+def gradient_alignment() -> str:
+    """gradient_alignment `scenarios[].policies`: `one_minus_cosine`, `norm_ratio_surrogate_over_cicero`,
+    `cosine_noise_floor_two_surrogate_estimates`, `mean_return_surrogate` / `mean_return_cicero`."""
+    rows = []
+    for sc in record(BASELINES / "gradient_alignment.json")["scenarios"]:
+        for policy, label in ALIGNMENT_POLICIES.items():
+            p = sc["policies"][policy]
+            rows.append([f"({sc['scenario']}), {label}", sci(p["one_minus_cosine"]), f"{p['norm_ratio_surrogate_over_cicero']:.4f}",
+                         f"{p['cosine_noise_floor_two_surrogate_estimates']:.4f}",
+                         f"{signed(p['mean_return_surrogate'], '.3f')} / {signed(p['mean_return_cicero'], '.3f')}"])
+    header = ["scenario, policy", "1 − cos(∇J_GRU, ∇J_CICERO)", "‖∇J_GRU‖ / ‖∇J_CICERO‖", "estimator noise floor (cos)", "mean return GRU / CICERO"]
+    return table(header, rows)
+
+
+def rice_n_training() -> str:
+    """rice_n `results`, one row per protocol; means over the seeds of `mean_episode_return_first_update`/`_last_update`
+    and `temperature_2100`; `points` per seed, `hypervolume`, `mean_mitigation` (μ), `wall_seconds`."""
+    rec = record(BASELINES / "rice_n.json")
+    rows = []
+    for r in rec["results"]:
+        shared = r["protocol"] == "bilateral"  # its last minutes shared the cores (the record's `note`; the page's *)
+        rows.append([r["protocol"], f"{mean(r['mean_episode_return_first_update']):.2f} → {mean(r['mean_episode_return_last_update']):.2f}",
+                     " ".join(f"({c:.2f}, {e:.2f})" for c, e in r["points"]), f"{r['hypervolume']:.3f}",
+                     f"{mean(r['temperature_2100']):.2f} °C", f"{r['mean_mitigation']:.2f}", f"{r['wall_seconds']:.0f} s" + "*" * shared])
+    header = ["protocol", "mean episode return (first → last update)", "seed points (climate, economic)", "HV", "T_AT(2100)", "mean μ", "wall"]
+    return table(header, rows, left=3)
+
+
+#: invest_esg_authors_jax `settings` -> the page's setting names
+FIG3_SETTINGS = {"status_quo": "status quo", "mandate": "mandate (ESG disclosure)", "alpha0.5": "mandate + α = 0.5",
+                 "alpha1": "mandate + α = 1", "alpha10": "mandate + α = 10", "alpha100": "mandate + α = 100"}
+
+
+def invest_esg_fig3() -> str:
+    """invest_esg_authors_jax `settings[].final`: `final_climate_risk` (P100), `final_market_wealth` (W100) and
+    `total_mitigation` as mean ± stderr, `climate_events` mean, `top_company_share`. Bold: the lowest P100, the
+    highest W100 and the most concentrated investment."""
+    final = {name: record(BASELINES / "invest_esg_authors_jax.json")["settings"][name]["final"] for name in FIG3_SETTINGS}
+    best_p = min(final, key=lambda n: final[n]["final_climate_risk"]["mean"])
+    best_w = max(final, key=lambda n: final[n]["final_market_wealth"]["mean"])
+    top_share = max(final, key=lambda n: final[n]["top_company_share"])
+    rows = []
+    for name, label in FIG3_SETTINGS.items():
+        f = final[name]
+        p, w, m = f["final_climate_risk"], f["final_market_wealth"], f["total_mitigation"]
+        rows.append([label, bold(f"{p['mean']:.3f} ± {p['stderr']:.3f}", name == best_p), bold(f"{count(w['mean'])} ± {count(w['stderr'])}", name == best_w),
+                     f"{m['mean']:.0f} ± {m['stderr']:.0f}", f"{f['climate_events']['mean']:.1f}", bold(f"{f['top_company_share']:.2f}", name == top_share)])
+    header = ["setting", "P100 (final climate risk)", "W100 (final wealth)", "total mitigation", "climate events", "largest investment share"]
+    return table(header, rows)
+
+
+#: invest_esg_schelling investor types -> the page's names
+SCHELLING_INVESTORS = {"esg": "ESG-conscious", "greedy": "greedy", "passive": "passive", "none": "none"}
+
+
+def invest_esg_schelling() -> str:
+    """invest_esg_schelling `return[investors].difference`: cooperate − defect for k = 0 … 4 other cooperators."""
+    rec = record(BASELINES / "invest_esg_schelling.json")
+    rows = [[label, *[signed(x, "+,.0f") for x in rec["return"][kind]["difference"]]] for kind, label in SCHELLING_INVESTORS.items()]
+    return table(["investors", *[("cooperate − defect, k = 0" if k == 0 else f"k = {k}") for k in rec["k"]]], rows)
+
+
+# --- FedRAIN-Lite: areaWRMSE per 30° band (baselines/fedrain.py) ------------------------------------------
+
+#: the 30° bands, south to north (the records' and the paper's order)
+BANDS = ["90°S–60°S", "60°S–30°S", "30°S–0°", "0°–30°N", "30°N–60°N", "60°N–90°N"]
+#: rows whose wall time the page marks with * (they ran beside other work, as the page says)
+FEDRAIN_SHARED = {("ddpg", "default"): {"ebm-v2-a6/nofed", "ebm-v3-a6/fed10"}}
+#: env -> the paper's experiment (its Tables B.3–B.6); the ebm-v1 row is printed in the first of them
+PAPER_EXPERIMENT = {"ebm-v1": "ebm-v2-optim-L-20k-a2", "ebm-v2-a2": "ebm-v2-optim-L-20k-a2", "ebm-v2-a6": "ebm-v2-optim-L-20k-a6",
+                    "ebm-v3-a2": "ebm-v3-optim-L-20k-a2", "ebm-v3-a6": "ebm-v3-optim-L-20k-a6"}
+
+
+def paper_means(env: str, regime: str, algo: str) -> list[float]:
+    """The paper's band means of a row (baselines/data/fedrain_paper_tables.json, read as baselines/fedrain.py reads it)."""
+    bands = record(PAPER_FEDRAIN)["experiments"][PAPER_EXPERIMENT[env]]["algorithms"][algo.upper()]
+    return [cells["ebm-v1" if env == "ebm-v1" else regime]["mean"] for cells in bands.values()]
+
+
+def fedrain_label(row: dict) -> str:
+    return "ebm-v1 (1 agent)" if row["env"] == "ebm-v1" else f"{row['env']} {row['regime']}"
+
+
+def wall(row: dict, shared: bool) -> str:
+    return f"{count(row['train_s'])} s" + "*" * shared
+
+
+def fedrain_paper(algo: str, local: str, global_: str, global_std: bool, static: bool) -> str:
+    """fedrain_{algo}_paper `rows`: each band's `local` mean ± std over seeds with the paper's mean in brackets, then
+    (federated rows) the `global` actor's mean (± std where ``global_std``); `train_s`; ``static``: the
+    `static_climlab` row first. ``local``/``global_``: how the table names the two actors."""
+    rec = record(BASELINES / f"fedrain_{algo}_paper.json")
+    rows = [["static climlab", *[f"{x:.2f}" for x in rec["static_climlab"]], ""]] if static else []
+    for row in rec["rows"].values():
+        paper = paper_means(row["env"], row["regime"], algo)
+        federated = row["regime"] != "nofed"
+        loc = zip(row["local"]["mean"], row["local"]["std"], paper, strict=True)
+        rows.append([fedrain_label(row) + (f", {local}" if federated else ""), *[f"{m:.2f} ± {s:.2f} ({p:.2f})" for m, s, p in loc], wall(row, False)])
+        if federated:
+            glob = zip(row["global"]["mean"], row["global"]["std"], strict=True)
+            rows.append([f"{fedrain_label(row)}, {global_}", *[f"{m:.2f} ± {s:.2f}" if global_std else f"{m:.2f}" for m, s in glob], ""])
+    return table([f"{algo.upper()} row", *BANDS, "wall"], rows)
+
+
+def fedrain_default(algo: str) -> str:
+    """fedrain_{algo}_default `rows`: each band's `local` mean ± std, the `global` actor's mean, the mean over bands
+    of the local means against the same row of fedrain_{algo}_paper, `train_s`."""
+    default, paper = (record(BASELINES / f"fedrain_{algo}_{c}.json")["rows"] for c in ("default", "paper"))
+    shared = FEDRAIN_SHARED.get((algo, "default"), set())
+    rows = []
+    for key, row in default.items():
+        federated = row["regime"] != "nofed"
+        band_mean = f"{mean(row['local']['mean']):.2f} vs {mean(paper[key]['local']['mean']):.2f}"
+        rows.append([fedrain_label(row) + (", local" if federated else ""),
+                     *[f"{m:.2f} ± {s:.2f}" for m, s in zip(row["local"]["mean"], row["local"]["std"], strict=True)], band_mean, wall(row, key in shared)])
+        if federated:
+            rows.append([f"{fedrain_label(row)}, global", *[f"{m:.2f}" for m in row["global"]["mean"]], "", ""])
+    return table([f"{algo.upper()} row, default semantics", *BANDS, "band mean: default vs paper conditions", "wall"], rows)
+
+
+TABLES = {
+    "suite-cpu": suite_cpu,
+    "suite-h200": suite_h200,
+    "suite-training": suite_training,
+    "ebm-cpu": ebm_cpu,
+    "cicero-jax-cpu": cicero_jax_cpu,
+    "rice-n-cpu": rice_n_cpu,
+    "invest-esg-cpu": invest_esg_cpu,
+    "fedrain-ddpg-throughput-cpu": fedrain_cpu,
+    "gradient-alignment": gradient_alignment,
+    "rice-n-training": rice_n_training,
+    "invest-esg-fig3": invest_esg_fig3,
+    "invest-esg-schelling": invest_esg_schelling,
+    "fedrain-ddpg-paper": lambda: fedrain_paper("ddpg", "local actors", "global (averaged) actor", global_std=False, static=True),
+    "fedrain-td3-paper": lambda: fedrain_paper("td3", "local", "global", global_std=True, static=False),
+    "fedrain-td3-default": lambda: fedrain_default("td3"),
+    "fedrain-ddpg-default": lambda: fedrain_default("ddpg"),
+}
+
+# --- the page --------------------------------------------------------------------------------------
+
+BLOCK = re.compile(r"(?P<open><!-- table:(?P<name>[\w-]+) -->)(?P<body>.*?)(?P<close><!-- /table:(?P=name) -->)", re.S)
+
+
+def rendered(text: str) -> dict[str, str]:
+    """Each marked table of ``text``, as the page has it (without the blank lines around it)."""
+    return {m["name"]: m["body"].strip("\n") for m in BLOCK.finditer(text)}
+
+
+def regenerate(text: str) -> str:
+    """``text`` with every marked table rebuilt from its record; a marker without a generator is an error."""
+    unknown = set(rendered(text)) - set(TABLES)
+    if unknown:
+        raise SystemExit(f"{PAGE.name}: no generator for table(s) {sorted(unknown)}")
+    return BLOCK.sub(lambda m: f"{m['open']}\n\n{TABLES[m['name']]()}\n\n{m['close']}", text)
+
+
+def stale(text: str) -> list[str]:
+    """Names of the tables whose page text differs from the record's, and of generators whose table the page lacks."""
+    have, want = rendered(text), rendered(regenerate(text))
+    return [name for name in TABLES if name not in have or have[name] != want[name]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each table that differs from its record")
+    args = parser.parse_args(argv)
+    text = PAGE.read_text()
+    new = regenerate(text)
+    if not args.check:
+        PAGE.write_text(new)
+        print(f"wrote {len(rendered(new))} tables of {PAGE}")
+        return 0
+    names, have, want = stale(text), rendered(text), rendered(new)
+    for name in names:
+        print(f"{name}: {'missing from the page' if name not in have else 'differs from its record'}")
+        if name in have:
+            print("\n".join(difflib.unified_diff(have[name].splitlines(), want[name].splitlines(), "page", "record", lineterm="")))
+    return 1 if names else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
