@@ -1,0 +1,77 @@
+"""Preempted runs: a training subprocess killed with SIGKILL at several moments (before its
+first checkpoint, between two, in the middle of writing one), then restarted with
+``--resume RUN_DIR``, ends with exactly the metrics of an uninterrupted run."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxclimate import train
+from tests.test_train_cli import DDPG_TINY, TINY
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = {"ippo": TINY + ["--checkpoint-every", "2", "--no-plots"], "ddpg": DDPG_TINY + ["--no-plots"]}
+
+#: the training CLI, with SIGKILL planted at one moment (the moment is the first argument)
+KILLED_RUN = """
+import os, signal, sys
+import jax, numpy as np
+from jaxclimate import checkpoint, loggers, train
+
+moment, argv = sys.argv[1], sys.argv[2:]
+saves = []
+real_save, real_write = checkpoint.Checkpointer.save, loggers.MetricsSink.write
+
+def kill():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+def save(self, step, state):
+    if moment == "during-write" and len(saves) == 1:  # the second save: start writing, die before it is finished
+        self._manager.save(int(step), args=self._ocp.args.StandardSave(jax.tree_util.tree_map(np.asarray, state)), force=True)
+        kill()
+    real_save(self, step, state)
+    saves.append(step)
+
+def write(self, lines):
+    real_write(self, lines)
+    if moment == "before-first-checkpoint" or (moment == "between-checkpoints" and saves):
+        kill()  # a chunk's metrics are written, its checkpoint (if one is due) is not
+
+checkpoint.Checkpointer.save, loggers.MetricsSink.write = save, write
+train.main(argv)
+"""
+
+
+def _python(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=240)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    lines = {}
+    for algo, argv in RUNS.items():
+        run_dir = tmp_path_factory.mktemp(f"whole-{algo}")
+        train.run(train.build_options(argv + ["--run-dir", str(run_dir)]))
+        lines[algo] = (run_dir / "metrics.jsonl").read_text().splitlines()
+    return lines
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algo, moment", [("ippo", "before-first-checkpoint"), ("ippo", "between-checkpoints"),
+                                          ("ippo", "during-write"), ("ddpg", "during-write")])
+def test_a_run_killed_at_any_moment_resumes_to_the_uninterrupted_result(algo, moment, uninterrupted, tmp_path):
+    run_dir = tmp_path / "run"
+    killed = _python(["-c", KILLED_RUN, moment, *RUNS[algo], "--run-dir", str(run_dir)], tmp_path)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert not (run_dir / "summary.json").exists()
+    resumed = _python(["-m", "jaxclimate.train", "--resume", str(run_dir), "--quiet", "--no-plots"], tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "resuming" in resumed.stdout  # it says where it continues from
+    assert (run_dir / "metrics.jsonl").read_text().splitlines() == uninterrupted[algo]
+    assert json.loads((run_dir / "summary.json").read_text())["updates"] == len(uninterrupted[algo])
