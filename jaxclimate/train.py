@@ -141,14 +141,14 @@ def start_cpu_processes(argv: list[str]) -> tuple[list[str], list[subprocess.Pop
     coordinator, one CPU device each) and return this process's arguments as process 0 with
     the children. Several CPU devices in one process can hang with recurrent networks
     (docs/guide.md); separate processes do not. No ``--cpu-processes``: ``(argv, [])``."""
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = argparse.ArgumentParser(prog="python -m jaxclimate.train", add_help=False)
     add_distributed_flags(parser)
     args, _ = parser.parse_known_args(argv)
     if args.cpu_processes is None or args.cpu_processes == 1:
         return argv, []
     if args.cpu_processes < 1 or args.coordinator or args.num_processes or args.process_id is not None:
-        raise SystemExit("error: --cpu-processes N needs N >= 1 and starts its own processes (no --coordinator, "
-                         "--num-processes or --process-id beside it)")
+        parser.error(f"--cpu-processes must be >= 1 (got {args.cpu_processes}) and starts its own processes "
+                     "(no --coordinator, --num-processes or --process-id beside it)")
     base = [a for i, a in enumerate(argv) if not (a.startswith("--cpu-processes") or argv[i - 1:i] == ["--cpu-processes"])]
     os.environ["XLA_FLAGS"] = _xla.without_flag(os.environ.get("XLA_FLAGS", ""), "xla_force_host_platform_device_count")
     with socket.socket() as s:
@@ -300,6 +300,18 @@ def list_text() -> str:
     return "\n".join(lines)
 
 
+def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The flags whose valid range argparse does not know: one line each, before anything is built."""
+    for flag, value, low in (("--seeds", args.seeds, 1), ("--seed", args.seed, 0), ("--chunks", args.chunks, 1),
+                             ("--checkpoint-every", args.checkpoint_every, 1), ("--reservoir", args.reservoir, 0)):
+        if value < low:
+            parser.error(f"{flag} must be >= {low}, got {value}")
+    for flag, items in (("--set", args.set), ("--env-set", args.env_set), ("--rollout-set", args.rollout_set)):
+        bad = [item for item in items if "=" not in item]
+        if bad:
+            parser.error(f"{flag}: expected KEY=VALUE, got {bad[0]!r}")
+
+
 def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     parser = make_parser()
     args = parser.parse_args(argv)
@@ -321,8 +333,7 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         loggers = parse_loggers(args.logger)
     except ValueError as err:
         parser.error(str(err))
-    if args.seeds < 1:
-        parser.error("--seeds must be >= 1")
+    _check_flags(parser, args)
     algo = get_algorithm(args.algo)
     env_overrides = {k: parse_value(v) for k, v in key_value_pairs(args.env_set, "--env-set").items()}
     for name in ("scenario", "engine"):
@@ -356,7 +367,7 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     tag = re.sub(r"[^A-Za-z0-9_.+-]+", "-", env.name).strip("-")
     options = dict(
         env=args.env, env_overrides=env_overrides, algo=algo.name, preset=preset, config=config, seeds=args.seeds,
-        seed=args.seed, chunks=max(1, args.chunks), checkpoint_every=max(1, args.checkpoint_every), reservoir=args.reservoir,
+        seed=args.seed, chunks=args.chunks, checkpoint_every=args.checkpoint_every, reservoir=args.reservoir,
         rollout={k: parse_value(v) for k, v in key_value_pairs(args.rollout_set, "--rollout-set").items()},
         run_dir=str(args.run_dir or Path("runs") / f"{tag}-{algo.name}-{stamp}"), resume=False, quiet=args.quiet,
         no_plots=args.no_plots, loggers=loggers, wandb_project=args.wandb_project,

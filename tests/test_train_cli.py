@@ -160,6 +160,22 @@ BAD_FLAGS = [
     (["--preset", "nope"], "--preset: climate-mitigation-i has"),
     (["--total-timesteps", "10"], "IPPOConfig.total_timesteps must be >="),
     (["--run-dir", "FILE"], "is a file, not a folder"),
+    (["--algo", "nope"], "argument --algo: invalid choice: 'nope'"),
+    (["--scenario", "iii"], "scenario must be one of"),
+    (["--engine", "nope"], "engine"),
+    (["--seed", "abc"], "argument --seed: invalid int value: 'abc'"),
+    (["--seed", "-1"], "--seed must be >= 0, got -1"),
+    (["--num-envs", "0"], "IPPOConfig.num_envs must be an integer >= 1"),
+    (["--network", "transformer"], "argument --network: invalid choice: 'transformer'"),
+    (["--set", "nope=1"], "--set: unknown IPPOConfig field 'nope'"),
+    (["--set", "lr"], "--set: expected KEY=VALUE"),
+    (["--env-set", "nope=1"], "nope"),
+    (["--rollout-set", "nope=1"], "climate-mitigation-i takes no rollout options, got ['nope']"),
+    (["--chunks", "0"], "--chunks must be >= 1, got 0"),
+    (["--checkpoint-every", "0"], "--checkpoint-every must be >= 1, got 0"),
+    (["--reservoir", "-1"], "--reservoir must be >= 0, got -1"),
+    (["--resume", "NOWHERE"], "--resume: "),
+    (["--logger", "mlflow"], "--logger: unknown logger 'mlflow'"),
 ]
 
 
@@ -167,7 +183,7 @@ BAD_FLAGS = [
 def test_a_bad_flag_exits_2_with_one_line_and_leaves_nothing(argv, says, tmp_path, capsys):
     a_file = tmp_path / "a-file"
     a_file.write_text("")
-    argv = [str(a_file) if a == "FILE" else a for a in argv]
+    argv = [str(a_file) if a == "FILE" else str(tmp_path / "nowhere") if a == "NOWHERE" else a for a in argv]
     run_dir = ["--run-dir", str(tmp_path / "run")] if "--run-dir" not in argv else []
     with pytest.raises(SystemExit) as exit_:
         train.build_options(argv + run_dir)
@@ -175,6 +191,13 @@ def test_a_bad_flag_exits_2_with_one_line_and_leaves_nothing(argv, says, tmp_pat
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("python -m jaxclimate.train: error:") and says in last, last
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("argv", [["--cpu-processes", "0"], ["--cpu-processes", "2", "--process-id", "1"]])
+def test_bad_cpu_processes_exit_2_before_starting_anything(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        train.start_cpu_processes(argv)
+    assert exit_.value.code == 2 and "--cpu-processes must be >= 1" in capsys.readouterr().err
 
 
 def test_a_non_finite_chunk_stops_the_run_and_keeps_the_last_finite_checkpoint(tmp_path, monkeypatch, capsys):
