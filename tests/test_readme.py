@@ -10,6 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 GUIDE = ROOT / "docs" / "guide.md"
+CONTRIBUTING = ROOT / "docs" / "contributing.md"
 
 
 def python_blocks(page: Path) -> list[str]:
@@ -71,3 +72,12 @@ GUIDE_CHECKS = [_surrogate, _climate_game, _rice_n, _invest_esg]
 def test_guide_example_runs(index):
     block = python_blocks(GUIDE)[index]
     GUIDE_CHECKS[index](run_blocks(GUIDE, [block]))
+
+
+@pytest.mark.slow
+def test_contributing_example_registers_checks_and_trains_a_new_environment():
+    from jaxclimate import registered_envs
+
+    namespace = run_blocks(CONTRIBUTING, python_blocks(CONTRIBUTING))
+    assert "counters-v0" in registered_envs() and float(namespace["params"].gain) == 0.5
+    assert namespace["metrics"]["movers"]["episode_return"].shape == (4, 2)
