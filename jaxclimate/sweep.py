@@ -148,12 +148,15 @@ def table(result: dict) -> str:
     episode = sorted(result["rows"][0].get("episode", {}))
     head = [result["key"]] + [f"final return ({g})" for g in groups] + episode
     lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    several = result["seeds"] > 1  # a spread only where there are seeds to spread
     for row in result["rows"]:
-        cells = [f"{row['value']:g}"] + [f"{row['final_return'][g]:.4g} ± {row['final_return_std'][g]:.2g}" for g in groups]
+        cells = [f"{row['value']:g}"] + [f"{row['final_return'][g]:.4g}" + (f" ± {row['final_return_std'][g]:.2g}" if several else "")
+                                        for g in groups]
         cells += [f"{row['episode'][name]:.4g}" for name in episode]
         lines.append("| " + " | ".join(cells) + " |")
     return (f"{result['env']}: {result['key']} ({'EnvParams' if result['where'] == 'env' else 'hyper-parameter'}), "
-            f"{result['seeds']} seed(s) per value, mean ± std over seeds of the last {FINAL_UPDATES} updates\n\n"
+            + (f"{result['seeds']} seeds per value, mean ± std over seeds" if several else "one seed per value")
+            + f" of the last {FINAL_UPDATES} updates\n\n"
             + "\n".join(lines))
 
 
@@ -170,12 +173,14 @@ def plot(result: dict, path: Path) -> None:
     ax1.set(xlabel="env steps per seed", ylabel=f"mean episode return ({group})", title="learning curves")
     ax1.legend(fontsize=7)
     x = [row["value"] for row in result["rows"]]
+    several = result["seeds"] > 1
     for g in result["groups"]:
-        ax2.errorbar(x, [r["final_return"][g] for r in result["rows"]], yerr=[r["final_return_std"][g] for r in result["rows"]],
-                     marker="o", capsize=3, label=g)
+        ax2.errorbar(x, [r["final_return"][g] for r in result["rows"]],
+                     yerr=[r["final_return_std"][g] for r in result["rows"]] if several else None, marker="o", capsize=3, label=g)
     if min(x) > 0 and max(x) / min(x) >= 20:
         ax2.set_xscale("log")
-    ax2.set(xlabel=result["key"], ylabel="final return (mean ± std over seeds)", title=f"{result['env']}: outcome per value")
+    ax2.set(xlabel=result["key"], ylabel="final return (mean ± std over seeds)" if several else "final return (one seed)",
+            title=f"{result['env']}: outcome per value")
     ax2.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

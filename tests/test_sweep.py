@@ -42,3 +42,14 @@ def test_sweep_inputs_and_errors():
         sweep.sweep_inputs("damage_coefficient", ["-1", "0.1"], params, config)
     with pytest.raises(ValueError, match="at least two values"):
         sweep.parse_sweep("lr=1e-3")
+
+
+def test_sweep_table_shows_a_spread_only_over_several_seeds():
+    from jaxclimate import sweep
+
+    row = {"value": 0.5, "final_return": {"bands": -1.0}, "final_return_std": {"bands": 0.0}}
+    result = {"env": "ebm-v1", "key": "D", "where": "env", "groups": ["bands"], "rows": [row], "seeds": 1}
+    one = sweep.table(result)
+    assert "one seed per value" in one and "±" not in one
+    two = sweep.table(dict(result, seeds=2))
+    assert "2 seeds per value, mean ± std over seeds" in two and "-1 ± 0" in two
