@@ -77,7 +77,11 @@ def test_guide_example_runs(index):
 @pytest.mark.slow
 def test_contributing_example_registers_checks_and_trains_a_new_environment():
     from jaxclimate import registered_envs
+    from jaxclimate.core import registry
 
-    namespace = run_blocks(CONTRIBUTING, python_blocks(CONTRIBUTING))
-    assert "counters-v0" in registered_envs() and float(namespace["params"].gain) == 0.5
-    assert namespace["metrics"]["movers"]["episode_return"].shape == (4, 2)
+    try:
+        namespace = run_blocks(CONTRIBUTING, python_blocks(CONTRIBUTING))
+        assert "counters-v0" in registered_envs() and float(namespace["params"].gain) == 0.5
+        assert namespace["metrics"]["movers"]["episode_return"].shape == (4, 2)
+    finally:  # the example's id must not leak into tests that list every registered environment
+        registry._REGISTRY.pop("counters-v0", None)
