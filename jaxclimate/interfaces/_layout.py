@@ -129,16 +129,14 @@ class AgentLayout:
             out.update(zip(self.names[group], jax.lax.unstack(jnp.asarray(grouped[group]), axis=0)))
         return out
 
-    def stack(self, per_agent: Mapping[str, Any], caller: str) -> dict[str, jax.Array]:
-        """Agent name -> action to group -> (N, ...) arrays (one ``stack`` per group), checking
-        at trace time that every agent has an action of its space's shape and nothing else is
-        there; errors name the agent."""
+    def check_actions(self, per_agent: Any, caller: str) -> None:
+        """Every agent has an action of its space's shape and nothing else is there (at trace
+        time under ``jit``); errors name the agent."""
         if not isinstance(per_agent, Mapping):
             raise TypeError(f"{caller}: actions must be a dict of agent name -> action, got {type(per_agent).__name__}")
         unknown = sorted(set(per_agent) - set(self.index))
         if unknown:
             raise ValueError(f"{caller}: actions for unknown agents {_abbreviated(unknown)}; agents are {_abbreviated(self.agents)}")
-        grouped = {}
         for group in self.groups:
             shape = tuple(self.action_spaces[group].shape)
             for name in self.names[group]:
@@ -146,8 +144,12 @@ class AgentLayout:
                     raise ValueError(f"{caller}: no action for agent {name!r}")
                 if tuple(jnp.shape(per_agent[name])) != shape:
                     raise ValueError(f"{caller}: the action of agent {name!r} must have shape {shape}, got {tuple(jnp.shape(per_agent[name]))}")
-            grouped[group] = jnp.stack([jnp.asarray(per_agent[name]) for name in self.names[group]])
-        return grouped
+
+    def stack(self, per_agent: Mapping[str, Any], caller: str) -> dict[str, jax.Array]:
+        """Agent name -> action to group -> (N, ...) arrays (one ``stack`` per group), checked
+        by :meth:`check_actions`."""
+        self.check_actions(per_agent, caller)
+        return {group: jnp.stack([jnp.asarray(per_agent[name]) for name in self.names[group]]) for group in self.groups}
 
 
 def _abbreviated(names: list[str], limit: int = 8) -> str:

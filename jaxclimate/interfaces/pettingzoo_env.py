@@ -109,23 +109,15 @@ class PettingZooEnv(ParallelEnv):
         return self._runner.state
 
     def _grouped(self, actions: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        """Agent name -> action to group -> (N, ...) arrays, every check naming the agent."""
+        """Agent name -> action to group -> (N, ...) NumPy arrays, every check naming the agent
+        (:meth:`AgentLayout.check_actions`, then the discrete levels' range)."""
         caller = f"{self}.step"
-        if not isinstance(actions, Mapping):
-            raise TypeError(f"{caller}: actions must be a dict of agent name -> action, got {type(actions).__name__}")
-        unknown = sorted(set(actions) - set(self.agents))
-        if unknown:
-            raise ValueError(f"{caller}: actions for agents that are not live: {unknown}")
-        grouped = {}
-        for group in self._layout.groups:
-            names, space = self._layout.names[group], self._layout.action_spaces[group]
-            for name in names:
-                if name not in actions:
-                    raise ValueError(f"{caller}: no action for agent {name!r}")
-                if np.shape(actions[name]) != space.shape:
-                    raise ValueError(f"{caller}: the action of agent {name!r} must have shape {space.shape}, got {np.shape(actions[name])}")
-            grouped[group] = checked_actions(np.stack([np.asarray(actions[n]) for n in names]), space, names, caller)
-        return grouped
+        if isinstance(actions, Mapping) and set(actions) - set(self.agents):
+            raise ValueError(f"{caller}: actions for agents that are not live: {sorted(set(actions) - set(self.agents))}")
+        self._layout.check_actions(actions, caller)
+        names, spaces = self._layout.names, self._layout.action_spaces
+        return {g: checked_actions(np.stack([np.asarray(actions[n]) for n in names[g]]), spaces[g], names[g], caller)
+                for g in self._layout.groups}
 
     def _per_agent(self, grouped: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {name: grouped[g][i] for name, (g, i) in self._layout.index.items()}
