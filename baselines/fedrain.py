@@ -42,7 +42,7 @@ from jaxclimate import make  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.off_policy import DDPGConfig, TD3Config, TQCConfig, local_policy, make_trainer  # noqa: E402
 from jaxclimate.envs.ebm import BAND_NAMES, area_weighted_rmse_bands, static_baseline  # noqa: E402
-from jaxclimate.train import key_value_pairs, parse_value  # noqa: E402
+from jaxclimate.train import key_value, parse_value  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 PAPER = json.loads((Path(__file__).parent / "data" / "fedrain_paper_tables.json").read_text())
@@ -61,7 +61,7 @@ def parse_args(argv=None):
     p.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=list(REGIMES))
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--steps", type=int, default=20_000)
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override (quick runs)")
+    p.add_argument("--set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="config override (quick runs)")
     p.add_argument("--out", type=Path, default=RESULTS)
     p.add_argument("--no-plot", action="store_true")
     return p.parse_args(argv)
@@ -87,10 +87,10 @@ def profile_evaluator(env, params, trainer):
     return jax.jit(jax.vmap(one))
 
 
-def config_overrides(items: list[str], config_cls) -> dict:
-    """``--set KEY=VALUE`` items as typed overrides of ``config_cls``; unknown fields are an error."""
+def config_overrides(items: list[tuple[str, str]], config_cls) -> dict:
+    """``--set KEY=VALUE`` pairs as typed overrides of ``config_cls``; unknown fields are an error."""
     defaults, overrides = config_cls(), {}
-    for key, text in key_value_pairs(items, "--set").items():
+    for key, text in dict(items).items():
         if not hasattr(defaults, key):
             raise SystemExit(f"error: --set: {config_cls.__name__} has no field {key!r}")
         overrides[key] = parse_value(text, getattr(defaults, key))

@@ -59,19 +59,19 @@ def _plain(tree: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from jaxclimate.train import key_value_pairs, parse_value
+    from jaxclimate.train import key_value, parse_value
 
     parser = argparse.ArgumentParser(prog="python -m jaxclimate.evaluate", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
     parser.add_argument("run_dir", type=Path, help="a run directory of python -m jaxclimate.train")
     parser.add_argument("--episodes", type=int, default=8, help="episodes per seed (default 8)")
-    parser.add_argument("--env-set", action="append", default=[], metavar="KEY=VALUE", help="an environment parameter to change")
+    parser.add_argument("--env-set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="an environment parameter to change")
     parser.add_argument("--out", type=Path, help="output folder (default RUN_DIR/evaluation[-changes])")
     parser.add_argument("--no-plots", action="store_true")
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error(f"--episodes must be >= 1, got {args.episodes}")
-    overrides = {k: parse_value(v) for k, v in key_value_pairs(args.env_set, "--env-set").items()}
+    overrides = {k: parse_value(v) for k, v in dict(args.env_set).items()}
     try:
         policy = load_policy(args.run_dir, **overrides)
     except (FileNotFoundError, ValueError, TypeError) as err:

@@ -89,15 +89,13 @@ def parse_value(text: str, like: Any = None) -> Any:
         return text
 
 
-def key_value_pairs(items: list[str], what: str) -> dict[str, str]:
-    """``["KEY=VALUE", ...]`` as a dict; ``what`` names the flag in the error."""
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise SystemExit(f"error: {what} takes KEY=VALUE, got {item!r}")
-        key, value = item.split("=", 1)
-        out[key.strip()] = value.strip()
-    return out
+def key_value(text: str) -> tuple[str, str]:
+    """The argparse ``type`` of the ``KEY=VALUE`` flags: ``(key, value)``, stripped; anything
+    else is refused while parsing (exit 2, one line naming the flag)."""
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value.strip()
 
 
 def add_distributed_flags(parser: argparse.ArgumentParser) -> None:
@@ -223,7 +221,7 @@ def _config_from_flags(parser: argparse.ArgumentParser, args: argparse.Namespace
     """The preset (named, or the default for this device) and the algorithm's config fields it
     and the flags set (``--total-timesteps``, ``--num-envs``, ``--network``, ``--fed``, ``--set``)."""
     sized_by_user = args.total_timesteps is not None or args.num_envs is not None or any(
-        item.split("=", 1)[0].strip() in ("total_timesteps", "num_envs") for item in args.set)
+        key in ("total_timesteps", "num_envs") for key, _ in args.set)
     preset = args.preset if args.preset is not None else default_preset(presets, sized_by_user)
     config = dict(presets.get(preset, {}))
     fields = {f.name: f for f in dataclasses.fields(algo.config_cls)}
@@ -235,7 +233,7 @@ def _config_from_flags(parser: argparse.ArgumentParser, args: argparse.Namespace
                 parser.error(f"{flag} does not apply to {algo.name} (no {algo.config_cls.__name__}.{name})")
             config[name] = value
     defaults = algo.config_cls()
-    for key, text in key_value_pairs(args.set, "--set").items():
+    for key, text in dict(args.set).items():
         if key not in fields:
             parser.error(f"--set: unknown {algo.config_cls.__name__} field {key!r}; fields: {sorted(fields)}")
         try:
@@ -264,9 +262,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num-envs", type=int, help="parallel environments per seed")
     parser.add_argument("--network", choices=["mlp", "lstm", "gru"], help="actor-critic network (IPPO)")
     parser.add_argument("--fed", type=int, metavar="K", help="federated averaging every K episodes, 0 = never (ddpg/td3/tqc)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="algorithm config field override (repeatable)")
-    parser.add_argument("--env-set", action="append", default=[], metavar="KEY=VALUE", help="environment parameter or option override")
-    parser.add_argument("--rollout-set", action="append", default=[], metavar="KEY=VALUE",
+    parser.add_argument("--set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="algorithm config field override (repeatable)")
+    parser.add_argument("--env-set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="environment parameter or option override")
+    parser.add_argument("--rollout-set", action="append", default=[], type=key_value, metavar="KEY=VALUE",
                         help="rollout option of the environment's training report (invest-esg: seed_years, seed_companies, ...)")
     parser.add_argument("--chunks", type=int, default=20, help="compiled chunks the run is split into (progress granularity; default 20)")
     parser.add_argument("--checkpoint-every", type=int, default=5, help="checkpoint every N chunks (default 5; always at the end)")
@@ -301,15 +299,11 @@ def list_text() -> str:
 
 
 def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """The flags whose valid range argparse does not know: one line each, before anything is built."""
+    """The numeric flags' valid ranges, which argparse does not know: one line each, before anything is built."""
     for flag, value, low in (("--seeds", args.seeds, 1), ("--seed", args.seed, 0), ("--chunks", args.chunks, 1),
                              ("--checkpoint-every", args.checkpoint_every, 1), ("--reservoir", args.reservoir, 0)):
         if value < low:
             parser.error(f"{flag} must be >= {low}, got {value}")
-    for flag, items in (("--set", args.set), ("--env-set", args.env_set), ("--rollout-set", args.rollout_set)):
-        bad = [item for item in items if "=" not in item]
-        if bad:
-            parser.error(f"{flag}: expected KEY=VALUE, got {bad[0]!r}")
 
 
 def build_options(argv: list[str] | None = None) -> dict[str, Any]:
@@ -335,7 +329,7 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         parser.error(str(err))
     _check_flags(parser, args)
     algo = get_algorithm(args.algo)
-    env_overrides = {k: parse_value(v) for k, v in key_value_pairs(args.env_set, "--env-set").items()}
+    env_overrides = {k: parse_value(v) for k, v in dict(args.env_set).items()}
     for name in ("scenario", "engine"):
         if getattr(args, name) is not None:
             env_overrides[name] = getattr(args, name)
@@ -368,7 +362,7 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
     options = dict(
         env=args.env, env_overrides=env_overrides, algo=algo.name, preset=preset, config=config, seeds=args.seeds,
         seed=args.seed, chunks=args.chunks, checkpoint_every=args.checkpoint_every, reservoir=args.reservoir,
-        rollout={k: parse_value(v) for k, v in key_value_pairs(args.rollout_set, "--rollout-set").items()},
+        rollout={k: parse_value(v) for k, v in dict(args.rollout_set).items()},
         run_dir=str(args.run_dir or Path("runs") / f"{tag}-{algo.name}-{stamp}"), resume=False, quiet=args.quiet,
         no_plots=args.no_plots, loggers=loggers, wandb_project=args.wandb_project,
     )
