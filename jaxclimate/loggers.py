@@ -25,6 +25,8 @@ import zlib
 from pathlib import Path
 from typing import Any, Protocol
 
+from jaxclimate.reporting import nan_mean
+
 #: logger name -> (module it needs, the extra that installs it)
 LOGGERS = {"jsonl": (None, None), "tensorboard": ("tensorboardX", "tensorboard"), "wandb": ("wandb", "wandb")}
 
@@ -61,23 +63,10 @@ def scalars_of(row: dict[str, Any]) -> dict[str, float]:
         if key in ("update", "env_steps"):
             continue
         if key == "episode":
-            scalars.update({f"episode/{name}": _mean(v) for name, v in value.items()})
+            scalars.update({f"episode/{name}": float(nan_mean(v)) for name, v in value.items()})
         elif isinstance(value, dict):
             scalars.update({f"{key}/{name}": float(v) for name, v in value.items() if name != "episode_return"})
     return {name: v for name, v in scalars.items() if math.isfinite(v)}
-
-
-def _mean(values: Any) -> float:
-    flat = [float(v) for v in _leaves(values) if v is not None and math.isfinite(float(v))]
-    return sum(flat) / len(flat) if flat else math.nan
-
-
-def _leaves(values: Any):
-    if isinstance(values, (list, tuple)):
-        for v in values:
-            yield from _leaves(v)
-    else:
-        yield values
 
 
 class TensorBoardLogger:
@@ -87,7 +76,7 @@ class TensorBoardLogger:
         from tensorboardX import SummaryWriter
 
         self.writer = SummaryWriter(logdir=str(run_dir / "tensorboard"))
-        self.writer.add_text("config", "```\n" + json.dumps(_public(options), indent=2) + "\n```", 0)
+        self.writer.add_text("config", "```\n" + json.dumps(options, indent=2, default=str) + "\n```", 0)
 
     def log(self, scalars: dict[str, float], step: int) -> None:
         for name, value in scalars.items():
@@ -107,7 +96,7 @@ class WandbLogger:
 
         run_id = f"{zlib.crc32(str(run_dir.resolve()).encode()):08x}"
         self.run = wandb.init(project=options.get("wandb_project") or "jaxclimate", dir=str(run_dir), id=run_id,
-                              name=run_dir.name, config=_public(options), resume="allow")
+                              name=run_dir.name, config=options, resume="allow")
 
     def log(self, scalars: dict[str, float], step: int) -> None:
         self.run.log(scalars, step=step)
@@ -116,13 +105,10 @@ class WandbLogger:
         self.run.finish()
 
 
-def _public(options: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in options.items() if k not in ("resume", "quiet", "no_plots")}
-
-
 class MetricsSink:
     """``metrics.jsonl`` plus the requested loggers, written by the process that writes the
-    run's files (the others compute only)."""
+    run's files (the others compute only). ``options`` are the run's recorded options (those
+    of ``config.json``), which the loggers keep beside the metrics."""
 
     def __init__(self, run_dir: Path, options: dict[str, Any], writer: bool):
         self.path, self.writer = run_dir / "metrics.jsonl", writer

@@ -452,12 +452,12 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
         raise SystemExit(f"error: {run_dir} already holds checkpoints; continue it with --resume {run_dir} or choose another --run-dir")
     env, env_params, config, trainer = make_run(options)  # a run that cannot start leaves no folder behind
     run_dir.mkdir(parents=True, exist_ok=True)
+    recorded = {k: v for k, v in options.items() if k not in ("resume", "quiet", "no_plots")}  # what config.json keeps
     if not options["resume"] and writer:
-        saved = {k: v for k, v in options.items() if k not in ("resume", "quiet", "no_plots")}
-        saved["resolved"] = resolved_config(config, env_params, options)
-        atomic_write_text(run_dir / "config.json", json.dumps(saved, indent=2, default=str) + "\n")
+        resolved = resolved_config(config, env_params, options)
+        atomic_write_text(run_dir / "config.json", json.dumps(dict(recorded, resolved=resolved), indent=2, default=str) + "\n")
         (run_dir / "metrics.jsonl").unlink(missing_ok=True)
-    sink = MetricsSink(run_dir, options, writer)
+    sink = MetricsSink(run_dir, recorded, writer)
     algo, report = get_algorithm(options.get("algo", "ippo")), report_for(options["env"])
     seeds = options["seeds"]
     # the seed axis laid over every device of every process (one device: plain jit(vmap))
