@@ -142,6 +142,12 @@ def mean_and_stderr(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.n
     return values.mean(axis=axis), stderr
 
 
+def over_seeds(seeds: int, what: str = "mean ± std") -> str:
+    """How a table or figure aggregates seeds: ``"<what> over N seeds"``, or ``"one seed"``
+    (a single seed has no spread to show, so none is drawn or printed)."""
+    return f"{what} over {seeds} seeds" if seeds > 1 else "one seed"
+
+
 #: above this many agents a returns plot shows their mean, the best and the worst, the rest in grey
 MANY_AGENTS = 10
 
@@ -171,7 +177,7 @@ def plot_returns(env, rows: list[dict], run_dir: Path) -> None:
                     ax.fill_between(steps, np.nanmin(returns[:, :, i], 1), np.nanmax(returns[:, :, i], 1), alpha=0.2)
         ax.set(xlabel="env steps per seed", ylabel="episode return", title=f"{env.name}: return per agent ({group})")
         ax.legend(fontsize=7, ncol=2)
-        caption = f"lines: mean over {seeds} seeds; shaded: the seeds' range" if seeds > 1 else "one seed"
+        caption = f"lines: {over_seeds(seeds, 'mean')}" + ("; shaded: the seeds' range" if seeds > 1 else "")
         fig.text(0.01, 0.01, caption + "; gaps: updates in which no episode ended", fontsize=7, color="0.35")
         fig.tight_layout(rect=(0, 0.03, 1, 1))
         fig.savefig(run_dir / ("returns.png" if len(env.agents) == 1 else f"returns-{group}.png"), dpi=120)

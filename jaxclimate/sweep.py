@@ -36,7 +36,7 @@ from jaxclimate import distributed, train  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.registry import get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make  # noqa: E402
-from jaxclimate.reporting import nan_mean, report_for  # noqa: E402
+from jaxclimate.reporting import nan_mean, over_seeds, report_for  # noqa: E402
 
 FINAL_UPDATES = 5  # the final return is the mean over this many last updates
 
@@ -179,8 +179,7 @@ def plot(result: dict, path: Path) -> None:
                      yerr=[r["final_return_std"][g] for r in result["rows"]] if several else None, marker="o", capsize=3, label=g)
     if min(x) > 0 and max(x) / min(x) >= 20:
         ax2.set_xscale("log")
-    ax2.set(xlabel=result["key"], ylabel="final return (mean ± std over seeds)" if several else "final return (one seed)",
-            title=f"{result['env']}: outcome per value")
+    ax2.set(xlabel=result["key"], ylabel=f"final return ({over_seeds(result['seeds'])})", title=f"{result['env']}: outcome per value")
     ax2.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

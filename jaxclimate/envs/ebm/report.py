@@ -11,7 +11,7 @@ import numpy as np
 
 from jaxclimate.envs.ebm import physics
 from jaxclimate.envs.ebm.evaluation import BAND_NAMES, area_weighted_rmse_bands, static_baseline
-from jaxclimate.reporting import TrainingReport
+from jaxclimate.reporting import TrainingReport, over_seeds
 
 
 class EBMReport(TrainingReport):
@@ -36,8 +36,7 @@ class EBMReport(TrainingReport):
     def summary_lines(self, summary: dict) -> list[str]:
         band = summary["band_rmse"]
         several = len(band["per_seed"]) > 1  # a spread only where there are seeds to spread
-        what = f"mean ± std over {len(band['per_seed'])} seeds" if several else "one seed"
-        lines = [f"\nareaWRMSE per band (°C), deterministic episode, {what}\n{'band':>9} {'learned':>16} {'static':>8}"]
+        lines = [f"\nareaWRMSE per band (°C), deterministic episode, {over_seeds(len(band['per_seed']))}\n{'band':>9} {'learned':>16} {'static':>8}"]
         for name, m, s, c in zip(band["bands"], band["mean"], band["std"], band["static_climlab"]):
             lines.append(f"{name:>9} {m:>9.3f} {f'± {s:<5.3f}' if several else ' ' * 7} {c:>8.3f}")
         return lines
@@ -62,7 +61,7 @@ class EBMReport(TrainingReport):
         x = np.arange(len(band["bands"]))
         seeds = len(band["per_seed"])
         axes[1].bar(x - 0.2, band["mean"], 0.4, yerr=band["std"] if seeds > 1 else None, capsize=3,
-                    label=f"learned (mean ± std over {seeds} seeds)" if seeds > 1 else "learned (one seed)")
+                    label=f"learned ({over_seeds(seeds)})")
         axes[1].bar(x + 0.2, band["static_climlab"], 0.4, label="static climlab")
         axes[1].set_xticks(x, band["bands"])
         axes[1].set(ylabel="areaWRMSE (°C)", title="error per 30° band")
