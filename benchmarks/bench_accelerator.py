@@ -82,19 +82,20 @@ def measure_peaks(dry: bool) -> dict:
             "how": f"{n_bytes >> 20} MiB float32 read + written; {size}^3 matmul at HIGHEST and at default precision"}
 
 
-def rollout_checksum(env, params, keys: jax.Array, steps: int) -> jax.Array:
+def rollout_checksum(env, params, keys: jax.Array, steps: int, held_actions: dict | None = None) -> jax.Array:
     """``steps`` steps of ``len(keys)`` envs with random actions. The observations are carried
     through the scan and checksummed at the end, so they are computed and written every step
     as training needs them (a rollout that returned only rewards let XLA drop them as dead
     code: RICE-N then measured 33.6M env-steps/s at 65,536 envs on an H200, against 9.1M for
-    the benchmark suite's rollout, which keeps its observations and action masks)."""
+    the benchmark suite's rollout, which keeps its observations and action masks).
+    ``held_actions`` (one per env) replaces the random actions of every step."""
     n = keys.shape[0]
     obs, states = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
 
     def body(carry, key):
         states, obs, total = carry
         k_act, k_step = jax.random.split(key)
-        actions = jax.vmap(env.sample_actions)(jax.random.split(k_act, n))
+        actions = jax.vmap(env.sample_actions)(jax.random.split(k_act, n)) if held_actions is None else held_actions
         obs, states, rewards, *_ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(jax.random.split(k_step, n), states, actions, params)
         return (states, obs, total + sum(jnp.sum(r) for r in jax.tree_util.tree_leaves(rewards))), None
 
@@ -180,13 +181,14 @@ def roofline(dry: bool, save) -> dict:
     return {"peaks": peaks, "rows": rows}
 
 
-def ippo_seeds_row(seeds: int, updates: int, dry: bool) -> dict:
-    """IPPO on scenario (ii) with the paper's settings, ``seeds`` seeds vmapped in one program."""
+def ippo_seeds_row(seeds: int, updates: int, dry: bool, **overrides) -> dict:
+    """IPPO on scenario (ii) with the paper's settings (and ``overrides`` of its config), ``seeds``
+    seeds vmapped in one program."""
     from jaxclimate.algos.ippo import IPPOConfig, make_trainer
     from jaxclimate.envs.climate_mitigation.report import IPPO_PAPER
 
     env, params = make("climate-mitigation-ii")
-    config = IPPOConfig(**{**IPPO_PAPER, **({"hidden_size": 8, "num_envs": 4, "network": "mlp"} if dry else {})})
+    config = IPPOConfig(**{**IPPO_PAPER, **({"hidden_size": 8, "num_envs": 4, "network": "mlp"} if dry else {}), **overrides})
     trainer = make_trainer(env, params, config)
     states = jax.jit(jax.vmap(trainer.init))(jax.random.split(jax.random.PRNGKey(0), seeds))
     t = time_compiled(lambda s: jax.vmap(lambda r: trainer.run(r, updates)[0])(s), states, repeats=2)

@@ -19,6 +19,7 @@ in the same run on the same device, so their ratios can be read directly.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -36,10 +37,11 @@ use_cpu_safe_xla_flags()
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from benchmarks.bench_accelerator import rollout_checksum  # noqa: E402
+from benchmarks.bench_accelerator import ippo_seeds_row, rollout_checksum  # noqa: E402
 from benchmarks.harness import device_info, time_compiled  # noqa: E402
 from jaxclimate import make  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
+from jaxclimate.core.linalg import tridiagonal_solve  # noqa: E402
 
 FLAG_VARIANTS = {
     "command buffers incl. WHILE, CONDITIONAL": "--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN,WHILE,CONDITIONAL",
@@ -48,17 +50,9 @@ FLAG_VARIANTS = {
 
 
 def ippo_update_s(seeds: int, updates: int, dry: bool, **overrides) -> dict:
-    from jaxclimate.algos.ippo import IPPOConfig, make_trainer
-    from jaxclimate.envs.climate_mitigation.report import IPPO_PAPER
-
-    env, params = make("climate-mitigation-ii")
-    tiny = {"hidden_size": 8, "num_envs": 4} if dry else {}
-    config = IPPOConfig(**{**IPPO_PAPER, **tiny, **overrides})
-    trainer = make_trainer(env, params, config)
-    states = jax.jit(jax.vmap(trainer.init))(jax.random.split(jax.random.PRNGKey(0), seeds))
-    t = time_compiled(lambda s: jax.vmap(lambda r: trainer.run(r, updates)[0])(s), states, repeats=2)
-    steps = seeds * updates * config.steps_per_update
-    return {**overrides, "compile_s": t["compile_s"], "update_s": t["median_s"] / updates, "env_steps_per_s": steps / t["median_s"]}
+    """The accelerator row's IPPO timing (``bench_accelerator.ippo_seeds_row``) under ``overrides``."""
+    row = ippo_seeds_row(seeds, updates, dry, **overrides)
+    return {**overrides, "compile_s": row["compile_s"], "update_s": row["median_s"] / updates, "env_steps_per_s": row["env_steps_per_s"]}
 
 
 def probe_ippo(dry: bool) -> dict:
@@ -125,13 +119,14 @@ def probe_ebm(dry: bool) -> dict:
     env, params = make("ebm-v1")
     keys = jax.random.split(jax.random.PRNGKey(0), n)
     sampled = time_compiled(lambda k: rollout_checksum(env, params, k, 200), keys, repeats=3)
-    held = time_compiled(lambda k: _rollout_held_action(env, params, k, 200), keys, repeats=3)
+    actions = jax.vmap(env.sample_actions)(keys)
+    held = time_compiled(lambda k: rollout_checksum(env, params, k, 200, held_actions=actions), keys, repeats=3)
     k = jax.random.uniform(jax.random.PRNGKey(1), (n, 1), minval=0.1, maxval=1.0)
     g_lower, g_upper = jnp.asarray(physics.G_LOWER, jnp.float32), jnp.asarray(physics.G_UPPER, jnp.float32)
     lower, upper = -k * g_lower, -k * g_upper
     diag = 1.0 + k * (g_lower + g_upper)
     rhs = jax.random.normal(jax.random.PRNGKey(2), (n, physics.NUM_LAT))
-    solvers = {"lax.linalg.tridiagonal_solve": lambda *m: jax.lax.linalg.tridiagonal_solve(*m[:3], m[3][..., None])[..., 0],
+    solvers = {"lax.linalg.tridiagonal_solve": jax.vmap(functools.partial(tridiagonal_solve, fused=False)),
                "elimination (lax.scan)": thomas, "parallel cyclic reduction": cyclic_reduction}
     reference = solvers["lax.linalg.tridiagonal_solve"](lower, diag, upper, rhs)
     rows = []
@@ -141,20 +136,6 @@ def probe_ebm(dry: bool) -> dict:
         rows.append({"solver": name, "solve_s": t["median_s"], "compile_s": t["compile_s"], "max_abs_diff": err})
     return {"n_envs": n, "rollout_200_steps_sampled_actions_s": sampled["median_s"],
             "rollout_200_steps_held_action_s": held["median_s"], "solvers": rows}
-
-
-def _rollout_held_action(env, params, keys, steps):
-    n = keys.shape[0]
-    obs, states = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
-    actions = jax.vmap(env.sample_actions)(keys)
-
-    def body(carry, key):
-        states, obs, total = carry
-        obs, states, rewards, *_ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(jax.random.split(key, n), states, actions, params)
-        return (states, obs, total + sum(jnp.sum(r) for r in jax.tree_util.tree_leaves(rewards))), None
-
-    (_, obs, total), _ = jax.lax.scan(body, (states, obs, jnp.zeros(())), jax.random.split(keys[0], steps))
-    return total + sum(jnp.sum(o) for o in jax.tree_util.tree_leaves(obs))
 
 
 def probe_flags(dry: bool) -> dict:
