@@ -2,6 +2,7 @@
 installed outside it, it makes and resets every environment and trains a tiny run."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,12 @@ for env_id in jaxclimate.registered_envs():
 
 @pytest.mark.slow
 def test_the_wheel_installed_elsewhere_makes_every_environment_and_trains(tmp_path):
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q",
+    # built from a copy of what the wheel is made of, so setuptools' build/ folder lands there, not in the checkout
+    source = tmp_path / "source"
+    shutil.copytree(ROOT / "jaxclimate", source / "jaxclimate", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q",
                             "-w", str(tmp_path / "dist")], capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = (tmp_path / "dist").glob("jaxclimate-*.whl")
