@@ -351,8 +351,9 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         algo.config_cls(**config)
     except (ValueError, TypeError) as err:
         parser.error(str(err))
-    if config.get("network") in ("lstm", "gru") and _cpu_devices_in_process() > 1:
-        parser.error(RECURRENT_ON_HOST_DEVICES.format(n=_cpu_devices_in_process()))
+    host_devices = _cpu_devices_in_process()
+    if config.get("network") in ("lstm", "gru") and host_devices > 1:
+        parser.error(RECURRENT_ON_HOST_DEVICES.format(n=host_devices))
     if jax.process_count() > 1 and args.run_dir is None:
         parser.error("--run-dir is needed with several processes (each would pick its own time-stamped default)")
     if args.run_dir is not None and args.run_dir.exists() and not args.run_dir.is_dir():

@@ -25,9 +25,10 @@ The step order is the authors' (docs/climate_mitigation.md §3.9). Choices where
 * one share per country for every gas (code); the 35 uncontrolled species stay at SSP2-4.5.
 
 Episodes terminate after 35 decisions; ``max_steps`` is that horizon (the time limit and the
-end of the game coincide: ``terminated`` says the episode ended, nothing is bootstrapped). The look-ahead runs the engine 15 more years inside the terminal step as
-a ``lax.while_loop`` whose trip count is 15 at termination and 0 otherwise: under ``vmap``
-the loop runs only on steps where some environment of the batch terminates, so a batch of
+end of the game coincide: ``terminated`` says the episode ended, nothing is bootstrapped).
+The look-ahead runs the engine 15 more years inside the terminal step as a ``lax.while_loop``
+whose trip count is 15 at termination and 0 otherwise: under ``vmap`` the loop runs only on
+steps where some environment of the batch terminates, so a batch of
 synchronised episodes pays 15 extra engine steps once per episode, not on every step. (A
 ``while_loop`` is not reverse-differentiable: take gradients through the engine, not
 through the terminal step.)
