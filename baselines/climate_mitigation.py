@@ -37,27 +37,68 @@ def _run(args_list: list[str]) -> tuple[dict, float]:
 
 def experiment_ii(out: Path, steps: int, n: int, workers: int) -> dict:
     run_dir = out / "scenario-ii"
-    summary, wall = _run(["--scenario", "ii", "--total-timesteps", str(steps), "--num-envs", "32",
-                          "--set", "num_minibatches=4", "--reservoir", "4000", "--run-dir", str(run_dir), "--quiet"])
+    summary, wall = _run(
+        [
+            "--scenario",
+            "ii",
+            "--total-timesteps",
+            str(steps),
+            "--num-envs",
+            "32",
+            "--set",
+            "num_minibatches=4",
+            "--reservoir",
+            "4000",
+            "--run-dir",
+            str(run_dir),
+            "--quiet",
+        ]
+    )
     import numpy as np
 
     with np.load(run_dir / "trajectories.npz") as f:
         metrics = consistency.evaluate(f["emissions"], f["temperatures"], n=n, workers=workers)
-    return {"experiment": "ii", "train_wall_seconds": wall, "env_steps": summary["env_steps_per_seed"],
-            "env_steps_per_second": summary["env_steps_per_seed"] / wall, "summary": summary, "consistency": metrics}
+    return {
+        "experiment": "ii",
+        "train_wall_seconds": wall,
+        "env_steps": summary["env_steps_per_seed"],
+        "env_steps_per_second": summary["env_steps_per_seed"] / wall,
+        "summary": summary,
+        "consistency": metrics,
+    }
 
 
 def experiment_i(out: Path, steps: int, cicero_updates: int) -> dict:
-    common = ["--scenario", "i", "--network", "mlp", "--num-envs", "8", "--set", "num_minibatches=2",
-              "--set", "lr=3e-3", "--reservoir", "0", "--chunks", "1", "--quiet", "--no-plots"]
+    common = [
+        "--scenario",
+        "i",
+        "--network",
+        "mlp",
+        "--num-envs",
+        "8",
+        "--set",
+        "num_minibatches=2",
+        "--set",
+        "lr=3e-3",
+        "--reservoir",
+        "0",
+        "--chunks",
+        "1",
+        "--quiet",
+        "--no-plots",
+    ]
     surrogate, wall_s = _run(common + ["--total-timesteps", str(steps), "--run-dir", str(out / "scenario-i-gru")])
     cicero_steps = cicero_updates * 8 * 35
-    cicero, wall_c = _run(common + ["--engine", "cicero", "--allow-host-callback", "--total-timesteps", str(cicero_steps), "--run-dir", str(out / "scenario-i-cicero")])
+    cicero, wall_c = _run(
+        common + ["--engine", "cicero", "--allow-host-callback", "--total-timesteps", str(cicero_steps), "--run-dir", str(out / "scenario-i-cicero")]
+    )
     short, wall_ss = _run(common + ["--total-timesteps", str(cicero_steps), "--run-dir", str(out / "scenario-i-gru-short")])
-    return {"experiment": "i",
-            "surrogate": {"wall_seconds": wall_s, "summary": surrogate},
-            "surrogate_same_steps_as_cicero": {"wall_seconds": wall_ss, "summary": short},
-            "cicero": {"wall_seconds": wall_c, "summary": cicero}}
+    return {
+        "experiment": "i",
+        "surrogate": {"wall_seconds": wall_s, "summary": surrogate},
+        "surrogate_same_steps_as_cicero": {"wall_seconds": wall_ss, "summary": short},
+        "cicero": {"wall_seconds": wall_c, "summary": cicero},
+    }
 
 
 def main() -> None:

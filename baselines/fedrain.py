@@ -49,8 +49,12 @@ PAPER = json.loads((Path(__file__).parent / "data" / "fedrain_paper_tables.json"
 CONFIGS = {"ddpg": DDPGConfig, "td3": TD3Config, "tqc": TQCConfig}
 REGIMES = {"fed05": 5, "fed10": 10, "nofed": 0}
 ENVS = ("ebm-v1", "ebm-v2-a2", "ebm-v2-a6", "ebm-v3-a2", "ebm-v3-a6")
-PAPER_EXPERIMENT = {"ebm-v2-a2": "ebm-v2-optim-L-20k-a2", "ebm-v2-a6": "ebm-v2-optim-L-20k-a6",
-                    "ebm-v3-a2": "ebm-v3-optim-L-20k-a2", "ebm-v3-a6": "ebm-v3-optim-L-20k-a6"}
+PAPER_EXPERIMENT = {
+    "ebm-v2-a2": "ebm-v2-optim-L-20k-a2",
+    "ebm-v2-a6": "ebm-v2-optim-L-20k-a6",
+    "ebm-v3-a2": "ebm-v3-optim-L-20k-a2",
+    "ebm-v3-a6": "ebm-v3-optim-L-20k-a6",
+}
 
 
 def parse_args(argv=None):
@@ -99,8 +103,13 @@ def config_overrides(items: list[tuple[str, str]], config_cls) -> dict:
 
 def band_statistics(profiles: np.ndarray, target: np.ndarray) -> dict:
     rmse = np.asarray(area_weighted_rmse_bands(jnp.asarray(profiles), jnp.asarray(target)))  # (seeds, 6)
-    return {"mean": rmse.mean(axis=0).tolist(), "std": rmse.std(axis=0).tolist(), "per_seed": rmse.tolist(),
-            "best_seed": int(np.argmin(rmse.mean(axis=1))), "profiles": np.round(profiles, 4).tolist()}
+    return {
+        "mean": rmse.mean(axis=0).tolist(),
+        "std": rmse.std(axis=0).tolist(),
+        "per_seed": rmse.tolist(),
+        "best_seed": int(np.argmin(rmse.mean(axis=1))),
+        "profiles": np.round(profiles, 4).tolist(),
+    }
 
 
 def train_row(env_id: str, regime: str, algo: str, condition: str, args, overrides: dict) -> dict:
@@ -117,11 +126,21 @@ def train_row(env_id: str, regime: str, algo: str, condition: str, args, overrid
     returns = np.asarray(metrics["bands"]["episode_return"])  # (seeds, episodes, agents)
     wall = time.perf_counter() - start
     profiles_after_episode = profile_evaluator(env, params, trainer)
-    row = {"env": env_id, "regime": regime, "algo": algo, "condition": condition, "seeds": args.seeds, "steps": args.steps,
-           "agents": env.num_agents, "config_overrides": overrides, "compile_s": compile_s, "train_s": wall,
-           "agent_steps_per_s": args.seeds * env.num_agents * args.steps / wall,
-           "episode_return": {"first": returns[:, 0].mean(axis=0).tolist(), "last": returns[:, -1].mean(axis=0).tolist()},
-           "local": band_statistics(np.asarray(profiles_after_episode(local_policy(state))), params.target)}
+    row = {
+        "env": env_id,
+        "regime": regime,
+        "algo": algo,
+        "condition": condition,
+        "seeds": args.seeds,
+        "steps": args.steps,
+        "agents": env.num_agents,
+        "config_overrides": overrides,
+        "compile_s": compile_s,
+        "train_s": wall,
+        "agent_steps_per_s": args.seeds * env.num_agents * args.steps / wall,
+        "episode_return": {"first": returns[:, 0].mean(axis=0).tolist(), "last": returns[:, -1].mean(axis=0).tolist()},
+        "local": band_statistics(np.asarray(profiles_after_episode(local_policy(state))), params.target),
+    }
     if REGIMES[regime]:
         row["global"] = band_statistics(np.asarray(profiles_after_episode(trainer.policy(state))), params.target)
     return row
@@ -150,8 +169,7 @@ def paper_row(env_id: str, regime: str, algo: str) -> list | None:
 
 
 def print_rows(rows: dict, algo: str, condition: str, static: list) -> None:
-    print(f"\n{algo.upper()}, {condition} conditions: areaWRMSE per band (°C), mean ± std over seeds "
-          "[local actors; global after '|'] (paper)")
+    print(f"\n{algo.upper()}, {condition} conditions: areaWRMSE per band (°C), mean ± std over seeds [local actors; global after '|'] (paper)")
     print(f"{'row':>18} " + " ".join(f"{b:>20}" for b in BAND_NAMES))
     print(f"{'static climlab':>18} " + " ".join(f"{v:>20.3f}" for v in static))
     for key, row in rows.items():
@@ -191,8 +209,16 @@ def plot(rows: dict, static: list, path: Path, title: str, algo: str) -> None:
                 if actors not in row:
                     continue
                 mean, std = np.asarray(row[actors]["mean"]), np.asarray(row[actors]["std"])
-                line = ax.errorbar(x, mean, yerr=1.96 * std / np.sqrt(row["seeds"]), fmt=style, capsize=3, color=color,
-                                   mfc="none" if actors == "global" else None, label=f"{row['regime']} ({actors})")[0]
+                line = ax.errorbar(
+                    x,
+                    mean,
+                    yerr=1.96 * std / np.sqrt(row["seeds"]),
+                    fmt=style,
+                    capsize=3,
+                    color=color,
+                    mfc="none" if actors == "global" else None,
+                    label=f"{row['regime']} ({actors})",
+                )[0]
                 color = line.get_color()
             paper = paper_row(env_id, row["regime"], algo)
             if paper:
@@ -244,7 +270,7 @@ def main(argv=None) -> dict:
         record = json.loads(path.read_text()) if path.exists() else {"algo": algo, "condition": args.condition, "rows": {}}
         record.update(static_climlab=static, device=jax.devices()[0].device_kind, jax=jax.__version__)
         for env_id in args.envs:
-            for regime in (["nofed"] if env_id == "ebm-v1" else args.regimes):
+            for regime in ["nofed"] if env_id == "ebm-v1" else args.regimes:
                 key = f"{env_id}/{regime}"
                 done = record["rows"].get(key, {})
                 if (done.get("seeds"), done.get("steps"), done.get("config_overrides", {})) == (args.seeds, args.steps, overrides):
@@ -254,8 +280,13 @@ def main(argv=None) -> dict:
                 print(f"  {record['rows'][key]['train_s']:.0f} s ({record['rows'][key]['agent_steps_per_s']:,.0f} agent-steps/s)", flush=True)
         print_rows(record["rows"], algo, args.condition, static)
         if not args.no_plot:
-            plot(record["rows"], static, args.out / f"fedrain_{algo}_{args.condition}.png",
-                 f"FedRAIN-Lite, {algo.upper()}, {args.condition} conditions: band errors, 95 % spreads over seeds", algo)
+            plot(
+                record["rows"],
+                static,
+                args.out / f"fedrain_{algo}_{args.condition}.png",
+                f"FedRAIN-Lite, {algo.upper()}, {args.condition} conditions: band errors, 95 % spreads over seeds",
+                algo,
+            )
         records[algo] = record
     return records
 

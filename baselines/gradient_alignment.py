@@ -54,8 +54,12 @@ def init_policy(key: jax.Array, n_agents: int, obs_dim: int, hidden: int) -> dic
     """One MLP per country (stacked on axis 0): obs -> 4 × 3 logits."""
     k1, k2 = jax.random.split(key)
     scale1, scale2 = 1.0 / np.sqrt(obs_dim), 0.01
-    return {"w1": scale1 * jax.random.normal(k1, (n_agents, obs_dim, hidden)), "b1": jnp.zeros((n_agents, hidden)),
-            "w2": scale2 * jax.random.normal(k2, (n_agents, hidden, 4 * LEVELS)), "b2": jnp.zeros((n_agents, 4 * LEVELS))}
+    return {
+        "w1": scale1 * jax.random.normal(k1, (n_agents, obs_dim, hidden)),
+        "b1": jnp.zeros((n_agents, hidden)),
+        "w2": scale2 * jax.random.normal(k2, (n_agents, hidden, 4 * LEVELS)),
+        "b2": jnp.zeros((n_agents, 4 * LEVELS)),
+    }
 
 
 def logits(params: dict, obs: jax.Array) -> jax.Array:
@@ -84,6 +88,7 @@ def rollout(env, env_params, params: dict, key: jax.Array) -> dict:
 
 def reward_to_go(rewards: jax.Array) -> jax.Array:
     """(T, N) -> discounted reward-to-go (T, N)."""
+
     def back(carry, r):
         g = r + GAMMA * carry
         return g, g
@@ -147,16 +152,27 @@ def compare(scenario: str, args) -> dict:
         g_sur2, _ = estimate_sur(theta, other)
         a, b, c = flatten(g_sur), flatten(g_cic), flatten(g_sur2)
         cos = cosine(a, b)
-        rows[label] = {"cosine_surrogate_vs_cicero": cos, "one_minus_cosine": 1.0 - cos,
-                       "norm_ratio_surrogate_over_cicero": float(np.linalg.norm(a) / np.linalg.norm(b)),
-                       "cosine_noise_floor_two_surrogate_estimates": cosine(a, c),
-                       "mean_return_surrogate": float(np.mean(ret_sur)), "mean_return_cicero": float(np.mean(ret_cic))}
-        print(f"scenario {scenario}, {label}: 1 − cos(surrogate, CICERO) {rows[label]['one_minus_cosine']:.2e}, "
-              f"|g_sur|/|g_cic| {rows[label]['norm_ratio_surrogate_over_cicero']:.4f}, noise floor cos "
-              f"{rows[label]['cosine_noise_floor_two_surrogate_estimates']:.4f}; return {np.mean(ret_sur):.3f} vs {np.mean(ret_cic):.3f}",
-              flush=True)
-    return {"scenario": scenario, "policies": rows, "training_curve_first_last": [curve[0], curve[-1]] if curve else [],
-            "parameters": int(flatten(params).size), "seconds": time.perf_counter() - start}
+        rows[label] = {
+            "cosine_surrogate_vs_cicero": cos,
+            "one_minus_cosine": 1.0 - cos,
+            "norm_ratio_surrogate_over_cicero": float(np.linalg.norm(a) / np.linalg.norm(b)),
+            "cosine_noise_floor_two_surrogate_estimates": cosine(a, c),
+            "mean_return_surrogate": float(np.mean(ret_sur)),
+            "mean_return_cicero": float(np.mean(ret_cic)),
+        }
+        print(
+            f"scenario {scenario}, {label}: 1 − cos(surrogate, CICERO) {rows[label]['one_minus_cosine']:.2e}, "
+            f"|g_sur|/|g_cic| {rows[label]['norm_ratio_surrogate_over_cicero']:.4f}, noise floor cos "
+            f"{rows[label]['cosine_noise_floor_two_surrogate_estimates']:.4f}; return {np.mean(ret_sur):.3f} vs {np.mean(ret_cic):.3f}",
+            flush=True,
+        )
+    return {
+        "scenario": scenario,
+        "policies": rows,
+        "training_curve_first_last": [curve[0], curve[-1]] if curve else [],
+        "parameters": int(flatten(params).size),
+        "seconds": time.perf_counter() - start,
+    }
 
 
 def main(argv=None) -> dict:
@@ -172,8 +188,11 @@ def main(argv=None) -> dict:
     args = p.parse_args(argv)
     if min(args.episodes, args.train_episodes, args.hidden) < 2 or args.train_iterations < 0:
         p.error("--episodes, --train-episodes, --hidden must be >= 2 and --train-iterations >= 0")
-    results = {"config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-               "device": jax.devices()[0].device_kind, "scenarios": [compare(s, args) for s in args.scenarios]}
+    results = {
+        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "device": jax.devices()[0].device_kind,
+        "scenarios": [compare(s, args) for s in args.scenarios],
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out, json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}")

@@ -53,12 +53,25 @@ from jaxclimate.envs.invest_esg.report import AUTHORS_JAX, PAPER_SB3  # noqa: E4
 from jaxclimate.reporting import mean_and_stderr  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
-FIG3 = {"status_quo": "exp_default", "mandate": "exp_5*10+3*16.7_company_esg_score", "alpha0.5": "exp_a1",
-        "alpha1": "exp_a2", "alpha10": "exp_a3", "alpha100": "exp_a4"}
+FIG3 = {
+    "status_quo": "exp_default",
+    "mandate": "exp_5*10+3*16.7_company_esg_score",
+    "alpha0.5": "exp_a1",
+    "alpha1": "exp_a2",
+    "alpha10": "exp_a3",
+    "alpha100": "exp_a4",
+}
 EXTRA = {"heterogeneous": "exp_b1", "greenwash_beta10": "exp_e1_2", "climate_info": "exp_c1", "resilience": "exp_e3"}
 PRESETS = {"authors_jax": AUTHORS_JAX, "paper_sb3": PAPER_SB3}
-METRICS = ("final_climate_risk", "final_market_wealth", "total_mitigation", "total_greenwash", "total_resilience",
-           "climate_events", "cumulative_climate_risk")
+METRICS = (
+    "final_climate_risk",
+    "final_market_wealth",
+    "total_mitigation",
+    "total_greenwash",
+    "total_resilience",
+    "climate_events",
+    "cumulative_climate_risk",
+)
 
 
 def parse_args(argv=None):
@@ -98,8 +111,12 @@ def sweep(args) -> dict:
     run = jax.jit(jax.vmap(jax.vmap(lambda s, p: trainer.run(s, chunk, None, p), in_axes=(0, None)), in_axes=(0, 0)))
     curves = []
     start = time.perf_counter()
-    with tqdm(total=config.num_updates * config.steps_per_update * n_settings * n_seeds, unit="step", unit_scale=True,
-              desc=f"IPPO {args.preset} × {n_settings} settings × {n_seeds} seeds") as bar:
+    with tqdm(
+        total=config.num_updates * config.steps_per_update * n_settings * n_seeds,
+        unit="step",
+        unit_scale=True,
+        desc=f"IPPO {args.preset} × {n_settings} settings × {n_seeds} seeds",
+    ) as bar:
         for _ in range(config.num_updates // chunk):
             state, metrics = run(state, stacked)
             curves.append(jax.tree_util.tree_map(np.asarray, metrics))
@@ -110,10 +127,18 @@ def sweep(args) -> dict:
     steps = (np.arange(updates) + 1) * config.steps_per_update
     tail = max(1, updates // 10)
     evaluation = evaluate(env, trainer, state, stacked, n_settings, n_seeds)
-    result = {"preset": args.preset, "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in preset.items()},
-              "event_mode": args.event_mode, "seeds": n_seeds, "env_steps_per_run": int(steps[-1]), "wall_seconds": wall,
-              "env_steps_per_s": float(steps[-1] * n_settings * n_seeds / wall), "device": jax.devices()[0].device_kind,
-              "env_steps": steps.tolist(), "settings": {}}
+    result = {
+        "preset": args.preset,
+        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in preset.items()},
+        "event_mode": args.event_mode,
+        "seeds": n_seeds,
+        "env_steps_per_run": int(steps[-1]),
+        "wall_seconds": wall,
+        "env_steps_per_s": float(steps[-1] * n_settings * n_seeds / wall),
+        "device": jax.devices()[0].device_kind,
+        "env_steps": steps.tolist(),
+        "settings": {},
+    }
     for i, (name, config_name) in enumerate(names.items()):
         entry = {"config": config_name, "description": market_config(config_name).description, "curves": {}, "final": {}}
         for metric in METRICS:
@@ -146,8 +171,11 @@ def evaluate(env, trainer, state, stacked, n_settings, n_seeds) -> dict:
             return (env.observation(new_state, params), new_state, carry), actions[COMPANIES][:, 0]
 
         (_, final, _), mitigation = jax.lax.scan(year, (obs, env_state, carry), jax.random.split(key, 100))
-        metrics = {"final_climate_risk": final.climate_risk, "final_market_wealth": final.capital.sum() + final.cash.sum(),
-                   "total_mitigation": final.cumulative[:, 0].sum()}
+        metrics = {
+            "final_climate_risk": final.climate_risk,
+            "final_market_wealth": final.capital.sum() + final.cash.sum(),
+            "total_mitigation": final.cumulative[:, 0].sum(),
+        }
         return {**metrics, "mean_mitigation_fraction": mitigation.mean()}
 
     run = jax.jit(jax.vmap(jax.vmap(one, in_axes=(0, None, None)), in_axes=(0, 0, None)))
@@ -162,19 +190,24 @@ def plot_sweep(result: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = (("final_climate_risk", "P100: final climate risk"), ("final_market_wealth", "W100: final market wealth"),
-              ("total_mitigation", "cumulative mitigation (trillion)"), ("climate_events", "climate events per episode"))
+    panels = (
+        ("final_climate_risk", "P100: final climate risk"),
+        ("final_market_wealth", "W100: final market wealth"),
+        ("total_mitigation", "cumulative mitigation (trillion)"),
+        ("climate_events", "climate events per episode"),
+    )
     fig, axes = plt.subplots(1, len(panels), figsize=(18, 4.2))
     steps = np.asarray(result["env_steps"])
     for name, entry in result["settings"].items():
         for ax, (metric, title) in zip(axes, panels):
             mean, err = np.asarray(entry["curves"][metric]["mean"]), np.asarray(entry["curves"][metric]["stderr"])
-            line, = ax.plot(steps, mean, label=name, lw=1.2)
+            (line,) = ax.plot(steps, mean, label=name, lw=1.2)
             ax.fill_between(steps, mean - err, mean + err, color=line.get_color(), alpha=0.2)
             ax.set(xlabel="env steps per run", title=title)
     axes[0].legend(fontsize=7, ncol=2)
-    fig.suptitle(f"InvestESG, IPPO ({result['preset']}, {result['seeds']} seeds, events: {result['event_mode']}): training "
-                 "episodes, mean ± s.e.", fontsize=10)
+    fig.suptitle(
+        f"InvestESG, IPPO ({result['preset']}, {result['seeds']} seeds, events: {result['event_mode']}): training episodes, mean ± s.e.", fontsize=10
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -186,8 +219,12 @@ def plot_schelling(table: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    titles = {"esg": "3/3 ESG-conscious investors", "greedy": "0/3: margin-chasing investors",
-              "passive": "0/3: passive investors", "none": "no investors"}
+    titles = {
+        "esg": "3/3 ESG-conscious investors",
+        "greedy": "0/3: margin-chasing investors",
+        "passive": "0/3: passive investors",
+        "none": "no investors",
+    }
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.8))
     k = np.arange(5)
     for ax, mode in zip(axes, schelling.MODES):
@@ -198,8 +235,7 @@ def plot_schelling(table: dict, path: Path) -> None:
         ax.set(xlabel="other companies cooperating (k)", ylabel="focal company's return (trillion)", title=titles[mode])
         ax.set_xticks(k)
     axes[0].legend(fontsize=8)
-    fig.suptitle("Schelling diagrams: cooperate = 0.5 % of capital on mitigation every year (200 Monte-Carlo episodes, mean ± s.e.)",
-                 fontsize=10)
+    fig.suptitle("Schelling diagrams: cooperate = 0.5 % of capital on mitigation every year (200 Monte-Carlo episodes, mean ± s.e.)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -225,15 +261,19 @@ def main(argv=None) -> dict:
         atomic_write_text(args.out / f"{tag}.json", json.dumps(result, indent=1) + "\n")
         plot_sweep(result, args.out / f"{tag}.png")
         out["sweep"] = result
-        print(f"\n{result['preset']}: {result['env_steps_per_run']:,} env steps per run, {len(result['settings'])} settings × "
-              f"{result['seeds']} seeds in {result['wall_seconds']:.0f} s ({result['env_steps_per_s']:,.0f} env-steps/s)")
+        print(
+            f"\n{result['preset']}: {result['env_steps_per_run']:,} env steps per run, {len(result['settings'])} settings × "
+            f"{result['seeds']} seeds in {result['wall_seconds']:.0f} s ({result['env_steps_per_s']:,.0f} env-steps/s)"
+        )
         print(f"{'setting':>18} {'P100':>14} {'W100':>16} {'mitigation':>16} {'top share':>10} {'eval P100':>10}")
         for name, e in result["settings"].items():
             f = e["final"]
-            print(f"{name:>18} {f['final_climate_risk']['mean']:>8.4f}±{f['final_climate_risk']['stderr']:.4f} "
-                  f"{f['final_market_wealth']['mean']:>10.1f}±{f['final_market_wealth']['stderr']:<5.1f} "
-                  f"{f['total_mitigation']['mean']:>10.1f}±{f['total_mitigation']['stderr']:<5.1f} {f['top_company_share']:>10.2f} "
-                  f"{e['evaluation']['final_climate_risk']:>10.4f}")
+            print(
+                f"{name:>18} {f['final_climate_risk']['mean']:>8.4f}±{f['final_climate_risk']['stderr']:.4f} "
+                f"{f['final_market_wealth']['mean']:>10.1f}±{f['final_market_wealth']['stderr']:<5.1f} "
+                f"{f['total_mitigation']['mean']:>10.1f}±{f['total_mitigation']['stderr']:<5.1f} {f['top_company_share']:>10.2f} "
+                f"{e['evaluation']['final_climate_risk']:>10.4f}"
+            )
     return out
 
 

@@ -45,12 +45,21 @@ RESULTS = Path(__file__).parent / "results"
 
 
 def train_protocol(protocol: str, args) -> dict:
-    env, params = make("rice-n", protocol=protocol, mask_ignored_heads=args.mask_ignored_heads,
-                       observation=args.observation)
+    env, params = make("rice-n", protocol=protocol, mask_ignored_heads=args.mask_ignored_heads, observation=args.observation)
     config = IPPOConfig(
-        total_timesteps=args.steps, num_envs=args.envs, num_steps=env.episode_length, update_epochs=4,
-        num_minibatches=4, gamma=0.92, gae_lambda=0.95, lr=args.lr, ent_coef=args.ent_coef, vf_coef=0.5,
-        network="mlp", hidden_size=args.hidden, share_parameters=True,  # MLP: no recurrent carry in ``act``
+        total_timesteps=args.steps,
+        num_envs=args.envs,
+        num_steps=env.episode_length,
+        update_epochs=4,
+        num_minibatches=4,
+        gamma=0.92,
+        gae_lambda=0.95,
+        lr=args.lr,
+        ent_coef=args.ent_coef,
+        vf_coef=0.5,
+        network="mlp",
+        hidden_size=args.hidden,
+        share_parameters=True,  # MLP: no recurrent carry in ``act``
     )
     trainer = make_trainer(env, params, config)
 
@@ -66,20 +75,28 @@ def train_protocol(protocol: str, args) -> dict:
     wall = time.perf_counter() - start
     returns = np.asarray(metrics["regions"]["episode_return"]).mean(axis=-1)  # (seeds, updates)
     evaluation = evaluate(env, params, trainer, rs.params, args)
-    return {"protocol": protocol, "env_steps_per_seed": config.num_updates * config.steps_per_update,
-            "wall_seconds": wall, "devices": placement.num_devices,
-            "env_steps_per_s_incl_updates": args.seeds * config.num_updates * config.steps_per_update / wall, "config": {k: getattr(config, k) for k in ("num_envs", "num_steps", "lr", "ent_coef", "gamma", "hidden_size")},
-            "mean_episode_return_first_update": returns[:, 0].tolist(), "mean_episode_return_last_update": returns[:, -1].tolist(),
-            **evaluation}
+    return {
+        "protocol": protocol,
+        "env_steps_per_seed": config.num_updates * config.steps_per_update,
+        "wall_seconds": wall,
+        "devices": placement.num_devices,
+        "env_steps_per_s_incl_updates": args.seeds * config.num_updates * config.steps_per_update / wall,
+        "config": {k: getattr(config, k) for k in ("num_envs", "num_steps", "lr", "ent_coef", "gamma", "hidden_size")},
+        "mean_episode_return_first_update": returns[:, 0].tolist(),
+        "mean_episode_return_last_update": returns[:, -1].tolist(),
+        **evaluation,
+    }
 
 
 def evaluate(env, params, trainer, policy_params, args) -> dict:
     """10 stochastic roll-outs per seed -> per-seed mean indices, hypervolume, temperatures."""
+
     def rollouts(p, keys):
         def policy(k, obs, mask):
             batched = jax.tree_util.tree_map(lambda x: x[None], obs)  # flat or factored
-            actions, _ = trainer.act(p, {"regions": batched}, {"regions": None}, jnp.zeros((1,), bool), k,
-                                     deterministic=False, mask={"regions": mask[None]})
+            actions, _ = trainer.act(
+                p, {"regions": batched}, {"regions": None}, jnp.zeros((1,), bool), k, deterministic=False, mask={"regions": mask[None]}
+            )
             return actions["regions"][0]
 
         return ev.rollout_arrays(env, params, policy, keys)
@@ -97,8 +114,15 @@ def evaluate(env, params, trainer, policy_params, args) -> dict:
         points.append([float(np.mean([m["climate_index"] for m in metrics])), float(np.mean([m["economic_index"] for m in metrics]))])
         delta_t.append(float(np.mean([m["delta_t"] for m in metrics])))
         delta_t_2100.append(float(np.mean([m["delta_t_2100"] for m in metrics])))
-    return {"points": points, "hypervolume": ev.hypervolume(points), "delta_t_2115": delta_t, "delta_t_2100": delta_t_2100,
-            "temperature_2100": [0.85 + d for d in delta_t_2100], "mean_mitigation": float(np.mean(mu)), "mean_savings": float(np.mean(sav))}
+    return {
+        "points": points,
+        "hypervolume": ev.hypervolume(points),
+        "delta_t_2115": delta_t,
+        "delta_t_2100": delta_t_2100,
+        "temperature_2100": [0.85 + d for d in delta_t_2100],
+        "mean_mitigation": float(np.mean(mu)),
+        "mean_savings": float(np.mean(sav)),
+    }
 
 
 def main(argv=None) -> dict:
@@ -112,12 +136,19 @@ def main(argv=None) -> dict:
     p.add_argument("--lr", type=float, default=5e-4)
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--mask-ignored-heads", action="store_true",
-                   help="docs/rice_n.md §17 stage-relevance mask: heads the next stage ignores are pinned to level 0, so they "
-                        "add nothing to log-probabilities and entropies (default off, as the paper's baseline)")
-    p.add_argument("--observation", choices=["flat", "factored"], default="flat",
-                   help="factored: the features all regions share kept once per env in the rollout buffer and "
-                        "multiplied once per env by the first layer (same policy class; minibatches of whole envs)")
+    p.add_argument(
+        "--mask-ignored-heads",
+        action="store_true",
+        help="docs/rice_n.md §17 stage-relevance mask: heads the next stage ignores are pinned to level 0, so they "
+        "add nothing to log-probabilities and entropies (default off, as the paper's baseline)",
+    )
+    p.add_argument(
+        "--observation",
+        choices=["flat", "factored"],
+        default="flat",
+        help="factored: the features all regions share kept once per env in the rollout buffer and "
+        "multiplied once per env by the first layer (same policy class; minibatches of whole envs)",
+    )
     p.add_argument("--out", type=Path, default=RESULTS / "rice_n.json")
     args = p.parse_args(argv)
     results = []
@@ -125,18 +156,23 @@ def main(argv=None) -> dict:
         print(f"training IPPO on rice-n ({protocol}), {args.seeds} seeds × {args.steps:,} env steps ...", flush=True)
         results.append(train_protocol(protocol, args))
         r = results[-1]
-        print(f"  {r['wall_seconds']:.0f} s ({r['env_steps_per_s_incl_updates']:,.0f} env-steps/s incl. updates and compile, "
-              f"{r['devices']} device(s)); return {np.mean(r['mean_episode_return_first_update']):.2f} -> "
-              f"{np.mean(r['mean_episode_return_last_update']):.2f}; points {np.round(r['points'], 3).tolist()}; "
-              f"HV {r['hypervolume']:.3f}; T_AT 2100 {np.mean(r['temperature_2100']):.2f} °C", flush=True)
+        print(
+            f"  {r['wall_seconds']:.0f} s ({r['env_steps_per_s_incl_updates']:,.0f} env-steps/s incl. updates and compile, "
+            f"{r['devices']} device(s)); return {np.mean(r['mean_episode_return_first_update']):.2f} -> "
+            f"{np.mean(r['mean_episode_return_last_update']):.2f}; points {np.round(r['points'], 3).tolist()}; "
+            f"HV {r['hypervolume']:.3f}; T_AT 2100 {np.mean(r['temperature_2100']):.2f} °C",
+            flush=True,
+        )
     payload = {"config": vars(args) | {"out": str(args.out)}, "device": jax.devices()[0].device_kind, "results": results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(payload, indent=2) + "\n")
     print(f"\n{'protocol':>10} {'seed points (climate, economic)':>48} {'HV':>6} {'T_AT 2100':>10} {'ΔT 2115':>8} {'μ':>5} {'s':>5}")
     for r in results:
         pts = " ".join(f"({c:.2f},{e:.2f})" for c, e in r["points"])
-        print(f"{r['protocol']:>10} {pts:>48} {r['hypervolume']:6.3f} {np.mean(r['temperature_2100']):10.2f} "
-              f"{np.mean(r['delta_t_2115']):8.2f} {r['mean_mitigation']:5.2f} {r['mean_savings']:5.2f}")
+        print(
+            f"{r['protocol']:>10} {pts:>48} {r['hypervolume']:6.3f} {np.mean(r['temperature_2100']):10.2f} "
+            f"{np.mean(r['delta_t_2115']):8.2f} {r['mean_mitigation']:5.2f} {r['mean_savings']:5.2f}"
+        )
     print(f"saved {args.out}")
     return payload
 

@@ -41,15 +41,21 @@ RESULTS = Path(__file__).parent / "results"
 
 def surrogate_temperatures(engine: engines.SurrogateEngine, paths: np.ndarray, batch: int = 2000) -> np.ndarray:
     roll = jax.jit(jax.vmap(lambda e: engines.rollout(engine, e)))
-    return np.concatenate([np.asarray(roll(jnp.asarray(paths[i:i + batch], jnp.float32))) for i in range(0, len(paths), batch)])
+    return np.concatenate([np.asarray(roll(jnp.asarray(paths[i : i + batch], jnp.float32))) for i in range(0, len(paths), batch)])
 
 
 def error_metrics(T_surrogate: np.ndarray, T_cicero: np.ndarray) -> dict:
     m = consistency_metrics(T_surrogate, T_cicero)
     err = T_surrogate - T_cicero
-    return {"episodes": m["episodes"], "rmse_K": m["rmse_K"], "rmse_first_decade_K": float(np.sqrt(np.mean(err[:, :10] ** 2))),
-            "rmse_last_decade_K": float(np.sqrt(np.mean(err[:, -10:] ** 2))), "bias_last_decade_K": float(err[:, -10:].mean()),
-            "kendall_tau_T": m["kendall_tau_T"], "kendall_tau_T4": m["kendall_tau_T4"]}
+    return {
+        "episodes": m["episodes"],
+        "rmse_K": m["rmse_K"],
+        "rmse_first_decade_K": float(np.sqrt(np.mean(err[:, :10] ** 2))),
+        "rmse_last_decade_K": float(np.sqrt(np.mean(err[:, -10:] ** 2))),
+        "bias_last_decade_K": float(err[:, -10:].mean()),
+        "kendall_tau_T": m["kendall_tau_T"],
+        "kendall_tau_T4": m["kendall_tau_T4"],
+    }
 
 
 def main(argv=None) -> dict:
@@ -74,11 +80,14 @@ def main(argv=None) -> dict:
             sources[f"trained: {path.parent.name}"] = np.asarray(f["emissions"], np.float64)
     rows = {}
     for label, paths in sources.items():
-        T_cicero = cicero_jax.run_batch(oracle_inputs(paths))[:, 2016 - 1900:2066 - 1900]
+        T_cicero = cicero_jax.run_batch(oracle_inputs(paths))[:, 2016 - 1900 : 2066 - 1900]
         rows[label] = error_metrics(surrogate_temperatures(engine, paths), T_cicero)
         r = rows[label]
-        print(f"{label:>28}: RMSE {r['rmse_K']:.2e} K (first/last decade {r['rmse_first_decade_K']:.1e}/{r['rmse_last_decade_K']:.1e}, "
-              f"bias {r['bias_last_decade_K']:+.1e}), τ {r['kendall_tau_T']:.4f} / τ(T⁴) {r['kendall_tau_T4']:.4f}", flush=True)
+        print(
+            f"{label:>28}: RMSE {r['rmse_K']:.2e} K (first/last decade {r['rmse_first_decade_K']:.1e}/{r['rmse_last_decade_K']:.1e}, "
+            f"bias {r['bias_last_decade_K']:+.1e}), τ {r['kendall_tau_T']:.4f} / τ(T⁴) {r['kendall_tau_T4']:.4f}",
+            flush=True,
+        )
     result = {"surrogate": args.name, "weights": str(args.weights) if args.weights else "shipped", "seed": args.seed, "rows": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out, json.dumps(result, indent=2) + "\n")

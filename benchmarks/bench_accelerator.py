@@ -77,9 +77,12 @@ def measure_peaks(dry: bool) -> dict:
     highest = time_compiled(lambda p, q: jnp.matmul(p, q, precision="highest"), a, b, repeats=5)
     default = time_compiled(lambda p, q: p @ q, a, b, repeats=5)
     flops = 2 * size**3
-    return {"bytes_per_s": 2 * n_bytes / copy["median_s"], "float32_flop_per_s": flops / highest["median_s"],
-            "default_precision_flop_per_s": flops / default["median_s"],
-            "how": f"{n_bytes >> 20} MiB float32 read + written; {size}^3 matmul at HIGHEST and at default precision"}
+    return {
+        "bytes_per_s": 2 * n_bytes / copy["median_s"],
+        "float32_flop_per_s": flops / highest["median_s"],
+        "default_precision_flop_per_s": flops / default["median_s"],
+        "how": f"{n_bytes >> 20} MiB float32 read + written; {size}^3 matmul at HIGHEST and at default precision",
+    }
 
 
 def rollout_checksum(env, params, keys: jax.Array, steps: int, held_actions: dict | None = None) -> jax.Array:
@@ -121,11 +124,22 @@ def roofline_row(env_id: str, options: dict, steps: int, target: float, n: int, 
     del states, actions
     t = time_compiled(lambda k: rollout_checksum(env, params, k, steps), keys, repeats=3)
     label = env_id + (f" ({options['engine']})" if "engine" in options else "")
-    row = {"env": label, "env_id": env_id, "options": options, "n_envs": n, "steps": steps,
-           "env_steps_per_s": n * steps / t["median_s"], "target_env_steps_per_s": target,
-           "compile_s": t["compile_s"], "median_s": t["median_s"], "runs_s": t["runs_s"],
-           "flops_per_env_step": flops / n, "xla_cost_analysis_flops_per_env_step": xla_flops / n,
-           "bytes_per_env_step": moved / n, **counted}
+    row = {
+        "env": label,
+        "env_id": env_id,
+        "options": options,
+        "n_envs": n,
+        "steps": steps,
+        "env_steps_per_s": n * steps / t["median_s"],
+        "target_env_steps_per_s": target,
+        "compile_s": t["compile_s"],
+        "median_s": t["median_s"],
+        "runs_s": t["runs_s"],
+        "flops_per_env_step": flops / n,
+        "xla_cost_analysis_flops_per_env_step": xla_flops / n,
+        "bytes_per_env_step": moved / n,
+        **counted,
+    }
     return {**row, **against_roofline(row, peaks)}
 
 
@@ -142,8 +156,10 @@ def against_roofline(row: dict, peaks: dict) -> dict:
     """The row's floor per step, ``max(flops / peak FLOP/s, bytes / peak bytes/s)``, over its measured time."""
     n, arithmetic_s = row["n_envs"], row["n_envs"] * row["flops_per_env_step"] / peaks["float32_flop_per_s"]
     memory_s = n * row["bytes_per_env_step"] / peaks["bytes_per_s"]
-    return {"bound": "memory" if memory_s >= arithmetic_s else "arithmetic",
-            "fraction_of_roofline": row["steps"] * max(arithmetic_s, memory_s) / row["median_s"]}
+    return {
+        "bound": "memory" if memory_s >= arithmetic_s else "arithmetic",
+        "fraction_of_roofline": row["steps"] * max(arithmetic_s, memory_s) / row["median_s"],
+    }
 
 
 def recount(folder: Path) -> dict:
@@ -158,8 +174,10 @@ def recount(folder: Path) -> dict:
         row["flops_per_env_step"] = counted_flops_per_env_step(row["env_id"], row["options"], row["steps"])
         row.pop("flops_not_counted", None)
         row.update(against_roofline(row, record["peaks"]))
-        print(f"  {row['env']:<30} {row['flops_per_env_step']:>12,.0f} flops/env-step (XLA's cost analysis "
-              f"{row['xla_cost_analysis_flops_per_env_step']:,.0f}): {100 * row['fraction_of_roofline']:.1f} % of roofline")
+        print(
+            f"  {row['env']:<30} {row['flops_per_env_step']:>12,.0f} flops/env-step (XLA's cost analysis "
+            f"{row['xla_cost_analysis_flops_per_env_step']:,.0f}): {100 * row['fraction_of_roofline']:.1f} % of roofline"
+        )
     record["flops_recounted"] = "flops counted again after the run by benchmarks/flops.py on the CPU (the same program)"
     atomic_write_text(folder / "roofline.json", json.dumps(record, indent=1) + "\n")
     return record
@@ -167,17 +185,22 @@ def recount(folder: Path) -> dict:
 
 def roofline(dry: bool, save) -> dict:
     peaks = measure_peaks(dry)
-    print(f"peaks: {peaks['bytes_per_s'] / 1e9:,.0f} GB/s, float32 {peaks['float32_flop_per_s'] / 1e12:,.1f} TFLOP/s "
-          f"(default precision {peaks['default_precision_flop_per_s'] / 1e12:,.1f})", flush=True)
+    print(
+        f"peaks: {peaks['bytes_per_s'] / 1e9:,.0f} GB/s, float32 {peaks['float32_flop_per_s'] / 1e12:,.1f} TFLOP/s "
+        f"(default precision {peaks['default_precision_flop_per_s'] / 1e12:,.1f})",
+        flush=True,
+    )
     n = 64 if dry else 65_536
     rows = []
     for env_id, options, steps, target in ROOFLINE_CASES[:2] if dry else ROOFLINE_CASES:  # dry: the code path, cheaply
         row = roofline_row(env_id, options, 4 if dry else steps, target, n, peaks)
         rows.append(row)
         save({"peaks": peaks, "rows": rows})
-        print(f"  {row['env']:<30} {n:>6} envs: {row['env_steps_per_s']:>14,.0f} env-steps/s, "
-              f"{100 * row['fraction_of_roofline']:.1f} % of roofline ({row['bound']}-bound), compile {row['compile_s']:.1f} s",
-              flush=True)
+        print(
+            f"  {row['env']:<30} {n:>6} envs: {row['env_steps_per_s']:>14,.0f} env-steps/s, "
+            f"{100 * row['fraction_of_roofline']:.1f} % of roofline ({row['bound']}-bound), compile {row['compile_s']:.1f} s",
+            flush=True,
+        )
     return {"peaks": peaks, "rows": rows}
 
 
@@ -193,10 +216,16 @@ def ippo_seeds_row(seeds: int, updates: int, dry: bool, **overrides) -> dict:
     states = jax.jit(jax.vmap(trainer.init))(jax.random.split(jax.random.PRNGKey(0), seeds))
     t = time_compiled(lambda s: jax.vmap(lambda r: trainer.run(r, updates)[0])(s), states, repeats=2)
     rate = seeds * updates * config.steps_per_update / t["median_s"]
-    return {"row": f"IPPO climate game (ii), paper settings, {seeds} seeds in one program", "env_steps_per_s": rate,
-            "target": "≥ 200,000 env-steps/s incl. updates", "meets_target": rate >= 200_000, "compile_s": t["compile_s"],
-            "median_s": t["median_s"], "measured": f"{updates} updates × {config.steps_per_update} env steps × {seeds} seeds",
-            "paper_run_s": IPPO_PAPER["total_timesteps"] * seeds / rate}
+    return {
+        "row": f"IPPO climate game (ii), paper settings, {seeds} seeds in one program",
+        "env_steps_per_s": rate,
+        "target": "≥ 200,000 env-steps/s incl. updates",
+        "meets_target": rate >= 200_000,
+        "compile_s": t["compile_s"],
+        "median_s": t["median_s"],
+        "measured": f"{updates} updates × {config.steps_per_update} env steps × {seeds} seeds",
+        "paper_run_s": IPPO_PAPER["total_timesteps"] * seeds / rate,
+    }
 
 
 def training(dry: bool, save) -> dict:
@@ -205,24 +234,38 @@ def training(dry: bool, save) -> dict:
     rows = []
     ddpg = bench_fedrain.timed_training("ebm-v3-a6", 2 if dry else 10, 200 if dry else 1000, 1, 8 if dry else None)
     row_s = ddpg["projected_row_minutes"] * 60 if ddpg["projected_row_minutes"] else None
-    rows.append({"row": "FedRAIN DDPG ebm-v3-a6 fed05, 10 seeds × 20k steps", "agent_steps_per_s": ddpg["agent_steps_per_s"],
-                 "target": "≤ 1 min", "projected_row_s": row_s, "meets_target": row_s is not None and row_s <= 60,
-                 "compile_s": ddpg["compile_s"], "measured": f"{ddpg['steps']} steps × {ddpg['seeds']} seeds"})
+    rows.append(
+        {
+            "row": "FedRAIN DDPG ebm-v3-a6 fed05, 10 seeds × 20k steps",
+            "agent_steps_per_s": ddpg["agent_steps_per_s"],
+            "target": "≤ 1 min",
+            "projected_row_s": row_s,
+            "meets_target": row_s is not None and row_s <= 60,
+            "compile_s": ddpg["compile_s"],
+            "measured": f"{ddpg['steps']} steps × {ddpg['seeds']} seeds",
+        }
+    )
     save({"rows": rows})
     print(f"  {rows[-1]['row']}: {ddpg['agent_steps_per_s']:,.0f} agent-steps/s, row ≈ {row_s or float('nan'):.0f} s", flush=True)
     if not dry and row_s is not None and row_s < 120:
         full = bench_fedrain.full_row("ebm-v3-a6")
-        rows[-1].update(whole_row_s=full["row_seconds"], whole_row_compile_s=full["compile_s"],
-                        meets_target=full["row_seconds"] <= 60)
+        rows[-1].update(whole_row_s=full["row_seconds"], whole_row_compile_s=full["compile_s"], meets_target=full["row_seconds"] <= 60)
         print(f"    whole row run end to end: {full['row_seconds']:.1f} s (+ compile {full['compile_s']:.1f} s)", flush=True)
-    args = SimpleNamespace(presets=["paper_sb3"], hidden=[8] if dry else None, seeds=1 if dry else 3, train_updates=1 if dry else 40,
-                           repeats=1 if dry else 2)
+    args = SimpleNamespace(
+        presets=["paper_sb3"], hidden=[8] if dry else None, seeds=1 if dry else 3, train_updates=1 if dry else 40, repeats=1 if dry else 2
+    )
     (esg,) = bench_invest_esg.bench_training(args)
-    rows.append({"row": "InvestESG paper_sb3, 3 seeds × 3M env steps", "env_steps_per_s": esg["env_steps_per_s"],
-                 "target": "≤ 5 min", "projected_row_s": esg["paper_budget_minutes"] and 60 * esg["paper_budget_minutes"],
-                 "meets_target": esg["paper_budget_minutes"] is not None and esg["paper_budget_minutes"] <= 5,
-                 "compile_s": esg["compile_s"],
-                 "measured": f"{args.train_updates} updates × {args.seeds} seeds"})
+    rows.append(
+        {
+            "row": "InvestESG paper_sb3, 3 seeds × 3M env steps",
+            "env_steps_per_s": esg["env_steps_per_s"],
+            "target": "≤ 5 min",
+            "projected_row_s": esg["paper_budget_minutes"] and 60 * esg["paper_budget_minutes"],
+            "meets_target": esg["paper_budget_minutes"] is not None and esg["paper_budget_minutes"] <= 5,
+            "compile_s": esg["compile_s"],
+            "measured": f"{args.train_updates} updates × {args.seeds} seeds",
+        }
+    )
     save({"rows": rows})
     rows.append(ippo_seeds_row(4 if dry else 64, 2 if dry else 20, dry))
     print(f"  {rows[-1]['row']}: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s incl. updates", flush=True)
@@ -231,8 +274,9 @@ def training(dry: bool, save) -> dict:
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("part", choices=["roofline", "training", "recount"],
-                   help="recount: count a recorded roofline's arithmetic again (--out is its folder)")
+    p.add_argument(
+        "part", choices=["roofline", "training", "recount"], help="recount: count a recorded roofline's arithmetic again (--out is its folder)"
+    )
     p.add_argument("--dry-run", action="store_true", help="tiny sizes (a CPU check of the code path)")
     p.add_argument("--out", type=Path, required=True, help="folder for <part>.json")
     args = p.parse_args(argv)
@@ -243,8 +287,14 @@ def main(argv: list[str] | None = None) -> dict:
 
     def save(payload: dict, done: bool = False) -> dict:
         """Write what is measured so far (a stage cut off by its time limit keeps its rows)."""
-        record = {"part": args.part, "dry_run": args.dry_run, "complete": done, "device": device_info(),
-                  "wall_s": time.perf_counter() - start, **payload}
+        record = {
+            "part": args.part,
+            "dry_run": args.dry_run,
+            "complete": done,
+            "device": device_info(),
+            "wall_s": time.perf_counter() - start,
+            **payload,
+        }
         atomic_write_text(args.out / f"{args.part}.json", json.dumps(record, indent=1) + "\n")
         return record
 

@@ -59,11 +59,20 @@ def main(argv=None) -> dict:
     seq = time_compiled(sequential, emissions, repeats=args.repeats)
     bat = time_compiled(batched, batch_E, repeats=args.repeats)
     rows = [
-        {"engine": f"surrogate ({args.model}), 1 env", "steps": args.steps, "compile_s": seq["compile_s"],
-         "median_s": seq["median_s"], "ms_per_step": 1e3 * seq["median_s"] / args.steps},
-        {"engine": f"surrogate ({args.model}), {args.batch} envs", "steps": per_env * args.batch,
-         "compile_s": bat["compile_s"], "median_s": bat["median_s"],
-         "ms_per_step": 1e3 * bat["median_s"] / (per_env * args.batch)},
+        {
+            "engine": f"surrogate ({args.model}), 1 env",
+            "steps": args.steps,
+            "compile_s": seq["compile_s"],
+            "median_s": seq["median_s"],
+            "ms_per_step": 1e3 * seq["median_s"] / args.steps,
+        },
+        {
+            "engine": f"surrogate ({args.model}), {args.batch} envs",
+            "steps": per_env * args.batch,
+            "compile_s": bat["compile_s"],
+            "median_s": bat["median_s"],
+            "ms_per_step": 1e3 * bat["median_s"] / (per_env * args.batch),
+        },
     ]
     reference = None
     if args.cicero_steps:
@@ -76,14 +85,28 @@ def main(argv=None) -> dict:
             run = jax.jit(lambda E: jax.lax.scan(ce.step, ce.init(), E)[1])
             E_c = jnp.asarray(np.asarray(emissions[: args.cicero_steps], np.float64))
             timing = time_python(lambda: jax.block_until_ready(run(E_c)), repeats=min(args.repeats, 3))
-            reference = {"engine": "CICERO-SCM (pure_callback, restart run per step)", "steps": args.cicero_steps,
-                         "median_s": timing["median_s"], "ms_per_step": 1e3 * timing["median_s"] / args.cicero_steps}
+            reference = {
+                "engine": "CICERO-SCM (pure_callback, restart run per step)",
+                "steps": args.cicero_steps,
+                "median_s": timing["median_s"],
+                "ms_per_step": 1e3 * timing["median_s"] / args.cicero_steps,
+            }
             rows.append(reference)
             for row in rows[:2]:
                 row["speedup_vs_cicero"] = reference["ms_per_step"] / row["ms_per_step"]
     print()
-    print(format_table(rows, [("engine", "engine", "s"), ("steps", "steps", "d"), ("ms_per_step", "ms/step", ".5f"),
-                              ("compile_s", "compile s", ".2f"), ("speedup_vs_cicero", "× CICERO", ",.0f")]))
+    print(
+        format_table(
+            rows,
+            [
+                ("engine", "engine", "s"),
+                ("steps", "steps", "d"),
+                ("ms_per_step", "ms/step", ".5f"),
+                ("compile_s", "compile s", ".2f"),
+                ("speedup_vs_cicero", "× CICERO", ",.0f"),
+            ],
+        )
+    )
     payload = {"config": vars(args) | {"out": str(args.out)}, "rows": rows, "reference": reference}
     path = save_results("bench_climate_inference", payload, args.out)
     print(f"\nsaved {path}")

@@ -54,17 +54,27 @@ def parse_args(argv=None):
     p.add_argument("--envs", type=int, nargs="+", default=[1, 16, 256, 1024, 4096])
     p.add_argument("--steps", type=int, default=70, help="steps per env (default 70 = two episodes)")
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--engines", nargs="+", default=["gru", "cicero-jax"], choices=["gru", "cicero-jax"],
-                   help="JAX climate engines for the env rows (default both)")
-    p.add_argument("--train-engines", nargs="+", default=["gru", "cicero-jax"], choices=["gru", "cicero-jax"],
-                   help="engines for the IPPO training rows (default both)")
+    p.add_argument(
+        "--engines",
+        nargs="+",
+        default=["gru", "cicero-jax"],
+        choices=["gru", "cicero-jax"],
+        help="JAX climate engines for the env rows (default both)",
+    )
+    p.add_argument(
+        "--train-engines",
+        nargs="+",
+        default=["gru", "cicero-jax"],
+        choices=["gru", "cicero-jax"],
+        help="engines for the IPPO training rows (default both)",
+    )
     p.add_argument("--cicero", action=argparse.BooleanOptionalAction, default=True, help="time the CICERO oracle engine")
     p.add_argument("--train-steps", type=int, default=112_000, help="IPPO env steps on scenario (ii); 0 skips")
     p.add_argument("--train-envs", type=int, default=32)
-    p.add_argument("--full-window-row", action=argparse.BooleanOptionalAction, default=True,
-                   help="also time the largest batch with reuse_baseline_prefix=False")
-    p.add_argument("--host-devices", type=int, default=1,
-                   help="CPU only: split the env batch over this many XLA host devices (one per core)")
+    p.add_argument(
+        "--full-window-row", action=argparse.BooleanOptionalAction, default=True, help="also time the largest batch with reuse_baseline_prefix=False"
+    )
+    p.add_argument("--host-devices", type=int, default=1, help="CPU only: split the env batch over this many XLA host devices (one per core)")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
     if min(args.envs) < 1 or args.steps < 1 or args.repeats < 1 or args.train_steps < 0 or args.host_devices < 1:
@@ -86,9 +96,15 @@ def time_env_row(engine_label: str, env, params, n: int, args) -> dict:
     keys = shard_over_devices(jax.random.split(jax.random.PRNGKey(0), n))
     fn = jax.vmap(lambda k: rollout(env, params, k, args.steps)[1]["rewards"])
     t = time_compiled(fn, keys, repeats=args.repeats)
-    return {"engine": engine_label, "n_envs": n, "devices": len(keys.sharding.device_set), "compile_s": t["compile_s"],
-            "median_s": t["median_s"], "env_steps_per_s": n * args.steps / t["median_s"],
-            "ms_per_env_step": 1e3 * t["median_s"] / (n * args.steps)}
+    return {
+        "engine": engine_label,
+        "n_envs": n,
+        "devices": len(keys.sharding.device_set),
+        "compile_s": t["compile_s"],
+        "median_s": t["median_s"],
+        "env_steps_per_s": n * args.steps / t["median_s"],
+        "ms_per_env_step": 1e3 * t["median_s"] / (n * args.steps),
+    }
 
 
 ENGINE_LABELS = {"gru": "surrogate (gru)", "cicero-jax": "CICERO-SCM in JAX"}
@@ -109,8 +125,7 @@ def env_rows(args) -> list[dict]:
         engine = SurrogateEngine("gru", start_year=START_YEAR, reuse_baseline_prefix=False)
         env, params = make("climate-mitigation", scenario=args.scenario, engine=engine)
         rows.append(time_env_row("surrogate (gru), full window", env, params, max(args.envs), args))
-        print(f"  {max(args.envs):>5} envs, full 65-year window every step: {rows[-1]['env_steps_per_s']:,.0f} "
-              "env-steps/s", flush=True)
+        print(f"  {max(args.envs):>5} envs, full 65-year window every step: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
     return rows
 
 
@@ -123,23 +138,42 @@ def cicero_row(args) -> dict | None:
     run = jax.jit(lambda k: rollout(env, params, k, 35)[1]["rewards"])
     jax.block_until_ready(run(jax.random.PRNGKey(1)))  # compile + warm the oracle
     t = time_python(lambda: jax.block_until_ready(run(jax.random.PRNGKey(0))), repeats=min(args.repeats, 3))
-    return {"engine": "CICERO-SCM (pure_callback)", "n_envs": 1, "median_s": t["median_s"],
-            "env_steps_per_s": 35 / t["median_s"], "ms_per_env_step": 1e3 * t["median_s"] / 35}
+    return {
+        "engine": "CICERO-SCM (pure_callback)",
+        "n_envs": 1,
+        "median_s": t["median_s"],
+        "env_steps_per_s": 35 / t["median_s"],
+        "ms_per_env_step": 1e3 * t["median_s"] / 35,
+    }
 
 
 def training_row(args, engine: str = "gru") -> dict:
     from jaxclimate.algos.ippo import IPPOConfig, make_trainer
 
     env, params = make("climate-mitigation", scenario="ii", engine=engine)
-    config = IPPOConfig(total_timesteps=args.train_steps, num_envs=args.train_envs, num_steps=35, network="lstm",
-                        hidden_size=64, lr=1e-3, gamma=0.999, update_epochs=4, num_minibatches=4)
+    config = IPPOConfig(
+        total_timesteps=args.train_steps,
+        num_envs=args.train_envs,
+        num_steps=35,
+        network="lstm",
+        hidden_size=64,
+        lr=1e-3,
+        gamma=0.999,
+        update_epochs=4,
+        num_minibatches=4,
+    )
     trainer = make_trainer(env, params, config)
-    t = time_compiled(lambda rs: trainer.run(rs, config.num_updates), trainer.init(jax.random.PRNGKey(0)),
-                      repeats=min(args.repeats, 3))
+    t = time_compiled(lambda rs: trainer.run(rs, config.num_updates), trainer.init(jax.random.PRNGKey(0)), repeats=min(args.repeats, 3))
     steps = config.num_updates * config.steps_per_update
-    return {"what": "IPPO (LSTM 64, 10 independent learners) on scenario ii", "engine": ENGINE_LABELS[engine], "env_steps": steps,
-            "num_envs": args.train_envs, "compile_s": t["compile_s"], "median_s": t["median_s"],
-            "env_steps_per_s": steps / t["median_s"]}
+    return {
+        "what": "IPPO (LSTM 64, 10 independent learners) on scenario ii",
+        "engine": ENGINE_LABELS[engine],
+        "env_steps": steps,
+        "num_envs": args.train_envs,
+        "compile_s": t["compile_s"],
+        "median_s": t["median_s"],
+        "env_steps_per_s": steps / t["median_s"],
+    }
 
 
 def main(argv=None) -> dict:
@@ -153,12 +187,25 @@ def main(argv=None) -> dict:
         rows.append(reference)
     training = [training_row(args, engine) for engine in args.train_engines] if args.train_steps else []
     print()
-    print(format_table(rows, [("engine", "engine", "s"), ("n_envs", "envs", "d"), ("devices", "devices", "d"), ("env_steps_per_s", "env-steps/s", ",.0f"),
-                              ("ms_per_env_step", "ms/env-step", ".5f"), ("compile_s", "compile s", ".2f"),
-                              ("speedup_vs_cicero", "× CICERO", ",.0f")]))
+    print(
+        format_table(
+            rows,
+            [
+                ("engine", "engine", "s"),
+                ("n_envs", "envs", "d"),
+                ("devices", "devices", "d"),
+                ("env_steps_per_s", "env-steps/s", ",.0f"),
+                ("ms_per_env_step", "ms/env-step", ".5f"),
+                ("compile_s", "compile s", ".2f"),
+                ("speedup_vs_cicero", "× CICERO", ",.0f"),
+            ],
+        )
+    )
     for row in training:
-        print(f"\nIPPO training, scenario ii, {row['engine']}: {row['env_steps_per_s']:,.0f} env-steps/s including updates "
-              f"({row['env_steps']:,} steps in {row['median_s']:.1f} s, compile {row['compile_s']:.1f} s)")
+        print(
+            f"\nIPPO training, scenario ii, {row['engine']}: {row['env_steps_per_s']:,.0f} env-steps/s including updates "
+            f"({row['env_steps']:,} steps in {row['median_s']:.1f} s, compile {row['compile_s']:.1f} s)"
+        )
     payload = {"config": vars(args) | {"out": str(args.out)}, "rows": rows, "reference": reference, "training": training}
     name = "bench_climate_mitigation" + (f"-{jax.device_count()}dev" if jax.device_count() > 1 else "")
     path = save_results(name, payload, args.out)

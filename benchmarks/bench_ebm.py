@@ -78,17 +78,22 @@ def bench_jax(env_counts, steps, repeats, dtype):
         actions = jax.vmap(space.sample)(jax.random.split(jax.random.PRNGKey(1), n))[:, None]
         timing = time_compiled(jax_rollout_fn(env, params, steps), keys, actions, repeats=repeats)
         env_steps = n * steps
-        rows.append({
-            "n_envs": n,
-            "steps": steps,
-            "compile_s": timing["compile_s"],
-            "median_s": timing["median_s"],
-            "runs_s": timing["runs_s"],
-            "env_steps_per_s": env_steps / timing["median_s"],
-            "us_per_env_step": 1e6 * timing["median_s"] / env_steps,
-        })
-        print(f"  jaxclimate {n:5d} envs: {rows[-1]['env_steps_per_s']:12,.0f} env-steps/s "
-              f"(compile {timing['compile_s']:.2f} s, median {timing['median_s']:.4f} s)", flush=True)
+        rows.append(
+            {
+                "n_envs": n,
+                "steps": steps,
+                "compile_s": timing["compile_s"],
+                "median_s": timing["median_s"],
+                "runs_s": timing["runs_s"],
+                "env_steps_per_s": env_steps / timing["median_s"],
+                "us_per_env_step": 1e6 * timing["median_s"] / env_steps,
+            }
+        )
+        print(
+            f"  jaxclimate {n:5d} envs: {rows[-1]['env_steps_per_s']:12,.0f} env-steps/s "
+            f"(compile {timing['compile_s']:.2f} s, median {timing['median_s']:.4f} s)",
+            flush=True,
+        )
     return rows
 
 
@@ -111,8 +116,7 @@ def bench_climlab(ref_steps, repeats):
     def build():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            m = climlab.EBM_annual(num_lat=96, a0=0.354, a2=0.25, D=0.6,
-                                   A=np.full((96, 1), 210.0), B=np.full((96, 1), 2.0))
+            m = climlab.EBM_annual(num_lat=96, a0=0.354, a2=0.25, D=0.6, A=np.full((96, 1), 210.0), B=np.full((96, 1), 2.0))
         m.Ts[:] = 50.0
         return m
 
@@ -158,19 +162,29 @@ def main(argv=None) -> dict:
     if reference is None and not args.no_reference:
         print("  climlab is not installed (pip install -e '.[dev]'): no reference ratio", flush=True)
     if reference is not None:
-        print(f"  climlab {reference['climlab_version']}: original-env step {1e3 * reference['env_step_s']:.1f} ms, "
-              f"model step {1e3 * reference['model_step_s']:.1f} ms", flush=True)
+        print(
+            f"  climlab {reference['climlab_version']}: original-env step {1e3 * reference['env_step_s']:.1f} ms, "
+            f"model step {1e3 * reference['model_step_s']:.1f} ms",
+            flush=True,
+        )
         for row in rows:
             row["speedup_vs_env_step"] = reference["env_step_s"] / (row["us_per_env_step"] * 1e-6)
             row["speedup_vs_model_step"] = reference["model_step_s"] / (row["us_per_env_step"] * 1e-6)
     print()
-    print(format_table(rows, [
-        ("n_envs", "envs", "d"), ("env_steps_per_s", "env-steps/s", ",.0f"), ("us_per_env_step", "µs/env-step", ".3f"),
-        ("compile_s", "compile s", ".2f"), ("speedup_vs_env_step", "× climlab env", ",.0f"),
-        ("speedup_vs_model_step", "× climlab model", ",.0f"),
-    ]))
-    payload = {"env": "ebm-v1", "dtype": args.dtype, "config": vars(args) | {"out": str(args.out)},
-               "jaxclimate": rows, "reference": reference}
+    print(
+        format_table(
+            rows,
+            [
+                ("n_envs", "envs", "d"),
+                ("env_steps_per_s", "env-steps/s", ",.0f"),
+                ("us_per_env_step", "µs/env-step", ".3f"),
+                ("compile_s", "compile s", ".2f"),
+                ("speedup_vs_env_step", "× climlab env", ",.0f"),
+                ("speedup_vs_model_step", "× climlab model", ",.0f"),
+            ],
+        )
+    )
+    payload = {"env": "ebm-v1", "dtype": args.dtype, "config": vars(args) | {"out": str(args.out)}, "jaxclimate": rows, "reference": reference}
     path = save_results(f"bench_ebm-{args.dtype}", payload, args.out)
     print(f"\nsaved {path}")
     return payload

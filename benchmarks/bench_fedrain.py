@@ -80,8 +80,7 @@ def row_flops(config: DDPGConfig, obs_dim: int, act_dim: int, agents: int) -> fl
     return ROW_SEEDS * agents * (updating * learn + ROW_STEPS * count["act"])
 
 
-def timed_training(env_id: str, seeds: int, steps: int, repeats: int, hidden: int | None = None,
-                   peak_gflops: float | None = None) -> dict:
+def timed_training(env_id: str, seeds: int, steps: int, repeats: int, hidden: int | None = None, peak_gflops: float | None = None) -> dict:
     env, params = make(env_id)
     config = DDPGConfig(total_timesteps=ROW_STEPS, federation_period=5, **({"hidden_size": hidden} if hidden else {}))
     trainer = make_trainer(env, params, config)
@@ -94,13 +93,22 @@ def timed_training(env_id: str, seeds: int, steps: int, repeats: int, hidden: in
     (group,) = env.agents
     obs_dim, act_dim = env.observation_space(group).shape[0], env.action_space(group).shape[0]
     flops = deterministic_update_flops(config, obs_dim, act_dim)["per_agent_step"]
-    row = {"env": env_id, "agents": env.num_agents, "seeds": seeds, "steps": steps, "compile_s": timing["compile_s"],
-           "median_s": timing["median_s"], "runs_s": timing["runs_s"], "agent_steps_per_s": rate,
-           "env_steps_per_s": seeds * steps / timing["median_s"],
-           # a row's wall time only from the row's own network and seeds (tiny settings project nothing)
-           "projected_row_minutes": row_s / 60 if seeds == ROW_SEEDS and not hidden else None,
-           "mflop_per_agent_step": flops / 1e6, "achieved_gflop_s": rate * flops / 1e9,
-           "row_tflop": row_flops(config, obs_dim, act_dim, env.num_agents) / 1e12}
+    row = {
+        "env": env_id,
+        "agents": env.num_agents,
+        "seeds": seeds,
+        "steps": steps,
+        "compile_s": timing["compile_s"],
+        "median_s": timing["median_s"],
+        "runs_s": timing["runs_s"],
+        "agent_steps_per_s": rate,
+        "env_steps_per_s": seeds * steps / timing["median_s"],
+        # a row's wall time only from the row's own network and seeds (tiny settings project nothing)
+        "projected_row_minutes": row_s / 60 if seeds == ROW_SEEDS and not hidden else None,
+        "mflop_per_agent_step": flops / 1e6,
+        "achieved_gflop_s": rate * flops / 1e9,
+        "row_tflop": row_flops(config, obs_dim, act_dim, env.num_agents) / 1e12,
+    }
     if peak_gflops:
         cores = os.cpu_count() if jax.default_backend() == "cpu" else jax.device_count()
         row["fraction_of_peak"] = row["achieved_gflop_s"] / peak_gflops
@@ -138,22 +146,48 @@ def main(argv=None) -> dict:
             row = timed_training(env_id, seeds, args.steps, args.repeats, args.hidden, peak)
             rows.append(row)
             projected = f", a 10-seed × 20k row ≈ {row['projected_row_minutes']:.1f} min" if row["projected_row_minutes"] else ""
-            print(f"{env_id} × {seeds} seeds: {row['agent_steps_per_s']:,.0f} agent-steps/s incl. updates "
-                  f"(compile {row['compile_s']:.1f} s){projected}; {row['mflop_per_agent_step']:.1f} MFLOP per agent-step, "
-                  f"{row['achieved_gflop_s']:.1f} GFLOP/s = {100 * row['fraction_of_peak']:.0f} % of peak"
-                  + (f"; a row is {row['row_tflop']:.0f} TFLOP, ≥ {row['row_at_peak_minutes']:.1f} min at every core's peak"
-                     if row["row_at_peak_minutes"] is not None else f" (hidden {args.hidden}: no row projection)"), flush=True)
+            print(
+                f"{env_id} × {seeds} seeds: {row['agent_steps_per_s']:,.0f} agent-steps/s incl. updates "
+                f"(compile {row['compile_s']:.1f} s){projected}; {row['mflop_per_agent_step']:.1f} MFLOP per agent-step, "
+                f"{row['achieved_gflop_s']:.1f} GFLOP/s = {100 * row['fraction_of_peak']:.0f} % of peak"
+                + (
+                    f"; a row is {row['row_tflop']:.0f} TFLOP, ≥ {row['row_at_peak_minutes']:.1f} min at every core's peak"
+                    if row["row_at_peak_minutes"] is not None
+                    else f" (hidden {args.hidden}: no row projection)"
+                ),
+                flush=True,
+            )
     full = [full_row(e) for e in args.envs] if args.full_row else []
     for f in full:
         print(f"{f['env']}: whole row (10 seeds × 20k steps) {f['row_seconds'] / 60:.1f} min + compile {f['compile_s']:.1f} s")
     print()
-    print(format_table(rows, [("env", "env", ""), ("agents", "agents", "d"), ("seeds", "seeds", "d"),
-                              ("agent_steps_per_s", "agent-steps/s", ",.0f"), ("compile_s", "compile s", ".1f"),
-                              ("projected_row_minutes", "row (min)", ".1f"), ("mflop_per_agent_step", "MFLOP/agent-step", ".1f"),
-                              ("fraction_of_peak", "of peak", ".0%"), ("row_at_peak_minutes", "row at peak (min)", ".1f")]))
-    path = save_results("bench_fedrain", {"rows": rows, "full_rows": full, "config": "DDPGConfig() tuned, fed05",
-                                          "matmul_peak_gflop_s_per_device": peak,
-                                          "original_env_step_s": ORIGINAL_ENV_STEP_S}, args.out)
+    print(
+        format_table(
+            rows,
+            [
+                ("env", "env", ""),
+                ("agents", "agents", "d"),
+                ("seeds", "seeds", "d"),
+                ("agent_steps_per_s", "agent-steps/s", ",.0f"),
+                ("compile_s", "compile s", ".1f"),
+                ("projected_row_minutes", "row (min)", ".1f"),
+                ("mflop_per_agent_step", "MFLOP/agent-step", ".1f"),
+                ("fraction_of_peak", "of peak", ".0%"),
+                ("row_at_peak_minutes", "row at peak (min)", ".1f"),
+            ],
+        )
+    )
+    path = save_results(
+        "bench_fedrain",
+        {
+            "rows": rows,
+            "full_rows": full,
+            "config": "DDPGConfig() tuned, fed05",
+            "matmul_peak_gflop_s_per_device": peak,
+            "original_env_step_s": ORIGINAL_ENV_STEP_S,
+        },
+        args.out,
+    )
     print(f"\nwrote {path}")
     return {"rows": rows, "full_rows": full}
 

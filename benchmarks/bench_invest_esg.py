@@ -93,8 +93,10 @@ def rollout_checksum(env, params, keys, num_steps, fresh_actions: bool = False):
 
     def draw(key):
         k_c, k_i = jax.random.split(key)
-        return {COMPANIES: jax.random.uniform(k_c, shapes[COMPANIES], maxval=cap),
-                INVESTORS: jax.random.bernoulli(k_i, 0.5, shapes[INVESTORS]).astype(jnp.int32)}
+        return {
+            COMPANIES: jax.random.uniform(k_c, shapes[COMPANIES], maxval=cap),
+            INVESTORS: jax.random.bernoulli(k_i, 0.5, shapes[INVESTORS]).astype(jnp.int32),
+        }
 
     base = draw(jax.random.fold_in(keys[0], 1))
 
@@ -106,8 +108,10 @@ def rollout_checksum(env, params, keys, num_steps, fresh_actions: bool = False):
             actions = draw(k_a)
         else:
             shifted = base[COMPANIES] + jnp.mod(t * (0.618 * cap), cap)  # a scalar modulo; per entry an add,
-            actions = {COMPANIES: jnp.where(shifted >= cap, shifted - cap, shifted),  # a compare and a select
-                       INVESTORS: base[INVESTORS] ^ (t & 1)}
+            actions = {
+                COMPANIES: jnp.where(shifted >= cap, shifted - cap, shifted),  # a compare and a select
+                INVESTORS: base[INVESTORS] ^ (t & 1),
+            }
         obs, states, rewards, *_ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(jax.random.split(k_s, n), states, actions, params)
         return (states, obs, total + sum(jnp.sum(r) for r in rewards.values())), None
 
@@ -120,9 +124,22 @@ def reference_numpy(args, market: str, env) -> dict | None:
     if args.reference_repo is None:
         return None
     cfg = env.config
-    cmd = [args.reference_python, str(Path(__file__).with_name("reference_invest_esg.py")), "--repo", str(args.reference_repo),
-           "--companies", str(cfg.num_companies), "--company-capital", str(cfg.company_capital[0]),
-           "--investors", str(cfg.num_investors), "--investor-capital", str(cfg.investor_capital[0]), "--repeats", str(args.repeats)]
+    cmd = [
+        args.reference_python,
+        str(Path(__file__).with_name("reference_invest_esg.py")),
+        "--repo",
+        str(args.reference_repo),
+        "--companies",
+        str(cfg.num_companies),
+        "--company-capital",
+        str(cfg.company_capital[0]),
+        "--investors",
+        str(cfg.num_investors),
+        "--investor-capital",
+        str(cfg.investor_capital[0]),
+        "--repeats",
+        str(args.repeats),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -137,21 +154,25 @@ def bench_envs(args) -> list[dict]:
 
         def row(label: str, n: int, fresh_actions: bool) -> dict:
             keys = jax.random.split(jax.random.PRNGKey(0), n)
-            timing = time_compiled(lambda k: rollout_checksum(env, params, k, steps, fresh_actions=fresh_actions), keys,
-                                   repeats=args.repeats)
+            timing = time_compiled(lambda k: rollout_checksum(env, params, k, steps, fresh_actions=fresh_actions), keys, repeats=args.repeats)
             rate = n * steps / timing["median_s"]
             return {
-                "market": label, "size": f"{env.num_companies}x{env.num_investors}", "envs": n, "env_steps_per_s": rate,
-                "compile_s": timing["compile_s"], "median_s": timing["median_s"], "runs_s": timing["runs_s"],
-                "numpy_env_steps_per_s": numpy_rate, "numpy_measured_here": ref is not None,
+                "market": label,
+                "size": f"{env.num_companies}x{env.num_investors}",
+                "envs": n,
+                "env_steps_per_s": rate,
+                "compile_s": timing["compile_s"],
+                "median_s": timing["median_s"],
+                "runs_s": timing["runs_s"],
+                "numpy_env_steps_per_s": numpy_rate,
+                "numpy_measured_here": ref is not None,
                 "x_numpy": rate / numpy_rate if numpy_rate else None,
                 "x_authors_jax_1024": rate / AUTHORS_JAX_ENV_1024[market] if market in AUTHORS_JAX_ENV_1024 else None,
             }
 
         for n in args.envs:
             rows.append(row(market, n, fresh_actions=False))
-            print(f"{market} {n:>5} envs: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s (compile {rows[-1]['compile_s']:.1f} s)",
-                  flush=True)
+            print(f"{market} {n:>5} envs: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s (compile {rows[-1]['compile_s']:.1f} s)", flush=True)
         n = max(args.envs)  # the same with fresh jax.random actions every step, at the largest batch
         rows.append(row(market + " (fresh random actions)", n, fresh_actions=True))
         print(f"{market} {n:>5} envs, fresh jax.random actions every step: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
@@ -171,9 +192,20 @@ def bench_training(args) -> list[dict]:
         steps = args.train_updates * config.steps_per_update * args.seeds
         rate = steps / timing["median_s"]
         paper = None if args.hidden else 3 * 3_000_000 / rate  # projected only with the preset's own network
-        rows.append({"preset": name, "hidden_sizes": list(config.hidden_sizes), "seeds": args.seeds, "updates_per_chunk": args.train_updates, "env_steps_per_s": rate,
-                     "compile_s": timing["compile_s"], "median_s": timing["median_s"], "runs_s": timing["runs_s"],
-                     "paper_budget_minutes": paper and paper / 60, "x_sb3_training": rate / SB3_TRAINING})
+        rows.append(
+            {
+                "preset": name,
+                "hidden_sizes": list(config.hidden_sizes),
+                "seeds": args.seeds,
+                "updates_per_chunk": args.train_updates,
+                "env_steps_per_s": rate,
+                "compile_s": timing["compile_s"],
+                "median_s": timing["median_s"],
+                "runs_s": timing["runs_s"],
+                "paper_budget_minutes": paper and paper / 60,
+                "x_sb3_training": rate / SB3_TRAINING,
+            }
+        )
         projection = f"3 seeds × 3M env steps ≈ {paper / 60:.0f} min" if paper else f"hidden {args.hidden}: no projection"
         print(f"IPPO {name}: {rate:,.0f} env-steps/s incl. updates ({args.seeds} seeds); {projection}", flush=True)
     return rows
@@ -184,18 +216,40 @@ def main(argv=None) -> dict:
     env_rows = bench_envs(args)
     train_rows = bench_training(args) if args.train_updates else []
     print()
-    print(format_table(env_rows, [("market", "market", ""), ("envs", "envs", "d"), ("env_steps_per_s", "env-steps/s", ",.0f"),
-                                  ("compile_s", "compile s", ".1f"), ("numpy_env_steps_per_s", "NumPy env", ",.0f"),
-                                  ("x_numpy", "× NumPy", ",.0f"), ("x_authors_jax_1024", "× authors' JAX@1024", ".2f")]))
+    print(
+        format_table(
+            env_rows,
+            [
+                ("market", "market", ""),
+                ("envs", "envs", "d"),
+                ("env_steps_per_s", "env-steps/s", ",.0f"),
+                ("compile_s", "compile s", ".1f"),
+                ("numpy_env_steps_per_s", "NumPy env", ",.0f"),
+                ("x_numpy", "× NumPy", ",.0f"),
+                ("x_authors_jax_1024", "× authors' JAX@1024", ".2f"),
+            ],
+        )
+    )
     if train_rows:
         print()
-        print(format_table(train_rows, [("preset", "IPPO preset", ""), ("env_steps_per_s", "env-steps/s", ",.0f"),
-                                        ("compile_s", "compile s", ".1f"), ("paper_budget_minutes", "3 seeds × 3M (min)", ".0f"),
-                                        ("x_sb3_training", "× SB3", ",.0f")]))
+        print(
+            format_table(
+                train_rows,
+                [
+                    ("preset", "IPPO preset", ""),
+                    ("env_steps_per_s", "env-steps/s", ",.0f"),
+                    ("compile_s", "compile s", ".1f"),
+                    ("paper_budget_minutes", "3 seeds × 3M (min)", ".0f"),
+                    ("x_sb3_training", "× SB3", ",.0f"),
+                ],
+            )
+        )
     payload = {"env_rows": env_rows, "training_rows": train_rows}
-    path = save_results("bench_invest_esg", {**payload,
-                                             "quoted": {"numpy_env": NUMPY_ENV, "authors_jax_env_1024": AUTHORS_JAX_ENV_1024,
-                                                        "sb3_training": SB3_TRAINING}}, args.out)
+    path = save_results(
+        "bench_invest_esg",
+        {**payload, "quoted": {"numpy_env": NUMPY_ENV, "authors_jax_env_1024": AUTHORS_JAX_ENV_1024, "sb3_training": SB3_TRAINING}},
+        args.out,
+    )
     print(f"\nwrote {path}")
     return payload
 

@@ -47,8 +47,9 @@ def main(argv=None) -> dict:
         p.error("--minibatches must divide --num-envs")
     L, T, E, H = args.learners, args.num_steps, args.num_envs // args.minibatches, args.hidden
     net = ActorCritic(num_outputs=12, network="lstm", hidden_size=H)  # scenario ii: 4 levers × 3 levels
-    params = jax.vmap(lambda k: net.init(k, initial_carry("lstm", H, E), jnp.zeros((T, E, args.obs)),
-                                         jnp.zeros((T, E), bool)))(jax.random.split(jax.random.PRNGKey(0), L))
+    params = jax.vmap(lambda k: net.init(k, initial_carry("lstm", H, E), jnp.zeros((T, E, args.obs)), jnp.zeros((T, E), bool)))(
+        jax.random.split(jax.random.PRNGKey(0), L)
+    )
     optimizer = optax.adam(1e-3)
     opt_state = jax.vmap(optimizer.init)(params)
     obs = jax.random.normal(jax.random.PRNGKey(1), (L, T, E, args.obs))
@@ -65,13 +66,19 @@ def main(argv=None) -> dict:
         return (optax.apply_updates(p, updates), s), None
 
     steps = args.epochs * args.minibatches
-    timing = time_compiled(lambda p, s: jax.lax.scan(sgd_step, (p, s), None, steps)[0], params, opt_state,
-                           repeats=args.repeats)
+    timing = time_compiled(lambda p, s: jax.lax.scan(sgd_step, (p, s), None, steps)[0], params, opt_state, repeats=args.repeats)
     ceiling = args.num_envs * T / timing["median_s"]
-    print(f"{steps} minibatch steps ({L} learners × {E} envs × {T} LSTM steps each): {timing['median_s'] * 1e3:.1f} ms "
-          f"per update → at most {ceiling:,.0f} env-steps/s including updates per seed (compile {timing['compile_s']:.1f} s)")
-    payload = {"config": vars(args) | {"out": str(args.out)}, "update_s": timing["median_s"], "runs_s": timing["runs_s"],
-               "compile_s": timing["compile_s"], "env_steps_per_s_ceiling": ceiling}
+    print(
+        f"{steps} minibatch steps ({L} learners × {E} envs × {T} LSTM steps each): {timing['median_s'] * 1e3:.1f} ms "
+        f"per update → at most {ceiling:,.0f} env-steps/s including updates per seed (compile {timing['compile_s']:.1f} s)"
+    )
+    payload = {
+        "config": vars(args) | {"out": str(args.out)},
+        "update_s": timing["median_s"],
+        "runs_s": timing["runs_s"],
+        "compile_s": timing["compile_s"],
+        "env_steps_per_s_ceiling": ceiling,
+    }
     print(f"wrote {save_results('bench_ippo_update_ceiling', payload, args.out)}")
     return payload
 

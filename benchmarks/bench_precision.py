@@ -60,9 +60,16 @@ def row(algorithm, n: int, steps: int, paths: jax.Array) -> dict:
         t = time_compiled(lambda k: rollout_checksum(env, params, k, steps), keys, repeats=3)
     except Exception as err:  # an algorithm this backend lacks
         return {"algorithm": label, "supported": False, "error": f"{type(err).__name__}: {str(err)[:300]}"}
-    return {"algorithm": label, "supported": True, "n_envs": n, "steps": steps,
-            "env_steps_per_s": n * steps / t["median_s"], "compile_s": t["compile_s"], "runs_s": t["runs_s"],
-            "temperatures": temps}
+    return {
+        "algorithm": label,
+        "supported": True,
+        "n_envs": n,
+        "steps": steps,
+        "env_steps_per_s": n * steps / t["median_s"],
+        "compile_s": t["compile_s"],
+        "runs_s": t["runs_s"],
+        "temperatures": temps,
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -83,8 +90,10 @@ def main(argv: list[str] | None = None) -> dict:
         rows.append(r)
         print(json.dumps(r), flush=True)
         args.out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(args.out / "precision.json", json.dumps(
-            {"device": device_info(), "dry_run": args.dry_run, "wall_s": time.perf_counter() - start, "rows": rows}, indent=1) + "\n")
+        atomic_write_text(
+            args.out / "precision.json",
+            json.dumps({"device": device_info(), "dry_run": args.dry_run, "wall_s": time.perf_counter() - start, "rows": rows}, indent=1) + "\n",
+        )
     precision.PHYSICS_PRECISION = "highest"
     return {"rows": rows}
 

@@ -61,8 +61,13 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--envs", type=int, nargs="+", default=[1, 16, 256, 1024, 4096])
     p.add_argument("--protocols", nargs="+", default=["none", "bilateral"], choices=["none", "bilateral", "club"])
-    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS),
-                   help="what is timed (default all): the dynamics alone, env.step, env.step + the padded mask")
+    p.add_argument(
+        "--variants",
+        nargs="+",
+        default=list(VARIANTS),
+        choices=list(VARIANTS),
+        help="what is timed (default all): the dynamics alone, env.step, env.step + the padded mask",
+    )
     p.add_argument("--episodes", type=int, default=1, help="whole episodes per env (default 1)")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--out", type=Path, default=None)
@@ -145,8 +150,16 @@ def rows_for(protocol: str, what: str, args) -> list[dict]:
         fn = lambda k: batched_rollout(env, params, k, steps, with_mask, with_obs, batch)  # noqa: E731
         t = time_compiled(fn, keys, repeats=args.repeats)
         sps = n * steps / t["median_s"]
-        row = {"protocol": protocol, "what": what, "n_envs": n, "batch": batch, "compile_s": t["compile_s"], "median_s": t["median_s"],
-               "env_steps_per_s": sps, "us_per_env_step": 1e6 * t["median_s"] / (n * steps)}
+        row = {
+            "protocol": protocol,
+            "what": what,
+            "n_envs": n,
+            "batch": batch,
+            "compile_s": t["compile_s"],
+            "median_s": t["median_s"],
+            "env_steps_per_s": sps,
+            "us_per_env_step": 1e6 * t["median_s"] / (n * steps),
+        }
         if protocol in ORIGINAL_ENV_STEPS_PER_S:
             row["speedup_vs_original"] = sps / ORIGINAL_ENV_STEPS_PER_S[protocol]
         rows.append(row)
@@ -168,22 +181,41 @@ def main(argv=None) -> dict:
     print(f"bench_rice_n: 27 regions, device {jax.devices()[0].device_kind}", flush=True)
     rows = [row for protocol in args.protocols for what in args.variants for row in rows_for(protocol, what, args)]
     print()
-    print(format_table(rows, [("protocol", "protocol", "s"), ("what", "timed", "s"), ("n_envs", "envs", "d"), ("env_steps_per_s", "env-steps/s", ",.0f"),
-                              ("us_per_env_step", "µs/env-step", ".2f"), ("compile_s", "compile s", ".2f"),
-                              ("speedup_vs_original", "× original", ",.0f")]))
-    print(f"\noriginal NumPy env (docs/rice_n.md §16, same machine class): {ORIGINAL_ENV_STEPS_PER_S['none']:.0f} env-steps/s "
-          f"without negotiation, {ORIGINAL_ENV_STEPS_PER_S['bilateral']:.0f} with")
+    print(
+        format_table(
+            rows,
+            [
+                ("protocol", "protocol", "s"),
+                ("what", "timed", "s"),
+                ("n_envs", "envs", "d"),
+                ("env_steps_per_s", "env-steps/s", ",.0f"),
+                ("us_per_env_step", "µs/env-step", ".2f"),
+                ("compile_s", "compile s", ".2f"),
+                ("speedup_vs_original", "× original", ",.0f"),
+            ],
+        )
+    )
+    print(
+        f"\noriginal NumPy env (docs/rice_n.md §16, same machine class): {ORIGINAL_ENV_STEPS_PER_S['none']:.0f} env-steps/s "
+        f"without negotiation, {ORIGINAL_ENV_STEPS_PER_S['bilateral']:.0f} with"
+    )
     rate = memory_pass_rate(repeats=args.repeats)
     env = make("rice-n")[0]
     obs_bytes = env.num_regions * env.obs_dim * 4
     ceiling = rate / obs_bytes
-    print(f"memory: one pass over 115 MB at {rate / 1e9:.1f} GB/s; writing a {obs_bytes / 1e3:.0f} KB observation "
-          f"per env step caps env.step at ~{ceiling:,.0f} env-steps/s ({ceiling / ORIGINAL_ENV_STEPS_PER_S['none']:,.0f}× the original)")
-    payload = {"config": vars(args) | {"out": str(args.out)}, "rows": rows,
-               "memory": {"pass_bytes_per_s": rate, "obs_bytes_per_env_step": obs_bytes, "env_steps_per_s_ceiling": ceiling},
-               "reference": {
-        "source": "docs/rice_n.md §16: original NumPy RICE-N on a 2-vCPU AMD EPYC, env only, random actions",
-        "env_steps_per_s": ORIGINAL_ENV_STEPS_PER_S}}
+    print(
+        f"memory: one pass over 115 MB at {rate / 1e9:.1f} GB/s; writing a {obs_bytes / 1e3:.0f} KB observation "
+        f"per env step caps env.step at ~{ceiling:,.0f} env-steps/s ({ceiling / ORIGINAL_ENV_STEPS_PER_S['none']:,.0f}× the original)"
+    )
+    payload = {
+        "config": vars(args) | {"out": str(args.out)},
+        "rows": rows,
+        "memory": {"pass_bytes_per_s": rate, "obs_bytes_per_env_step": obs_bytes, "env_steps_per_s_ceiling": ceiling},
+        "reference": {
+            "source": "docs/rice_n.md §16: original NumPy RICE-N on a 2-vCPU AMD EPYC, env only, random actions",
+            "env_steps_per_s": ORIGINAL_ENV_STEPS_PER_S,
+        },
+    }
     path = save_results("bench_rice_n", payload, args.out)
     print(f"\nsaved {path}")
     return payload

@@ -23,14 +23,17 @@ import jax
 import numpy as np
 from jax.extend import core as jex_core
 
-ELEMENTWISE = frozenset("""
+ELEMENTWISE = frozenset(
+    """
 add sub mul div rem neg max min abs sign floor ceil round nextafter pow integer_pow sqrt rsqrt cbrt
 exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan atan2 sinh cosh asinh acosh atanh
 erf erfc erf_inv lgamma digamma square reciprocal select_n clamp eq ne lt le gt ge and or not xor
 is_finite
-""".split())
-REDUCTIONS = frozenset("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or argmax argmin "
-                       "cumsum cumprod cummax cummin cumlogsumexp".split())
+""".split()
+)
+REDUCTIONS = frozenset(
+    "reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or argmax argmin cumsum cumprod cummax cummin cumlogsumexp".split()
+)
 
 
 def count_flops(fn: Callable[..., Any], *args: Any) -> float:
@@ -142,7 +145,7 @@ def _eqn(eqn: Any, invals: list) -> tuple[float, Any]:
 
 def _while(params: dict, invals: list) -> tuple[float, list]:
     cc, bc = params["cond_nconsts"], params["body_nconsts"]
-    cond_consts, body_consts, carry = invals[:cc], invals[cc:cc + bc], invals[cc + bc:]
+    cond_consts, body_consts, carry = invals[:cc], invals[cc : cc + bc], invals[cc + bc :]
     cond_jaxpr, cond_c = _closed(params["cond_jaxpr"])
     body_jaxpr, body_c = _closed(params["body_jaxpr"])
     total = 0.0
@@ -158,8 +161,10 @@ def _while(params: dict, invals: list) -> tuple[float, list]:
 def _scan_layout(params: dict) -> tuple[int, int]:
     """(consts, carries) of a scan's operands; a clear error where a jax version names them otherwise."""
     if "num_consts" not in params or "num_carry" not in params:
-        raise NotImplementedError(f"flops.py reads a scan's num_consts/num_carry; this jax ({jax.__version__}) gives "
-                                  f"{sorted(params)}: count on a jax that has them (bench_accelerator.py recount)")
+        raise NotImplementedError(
+            f"flops.py reads a scan's num_consts/num_carry; this jax ({jax.__version__}) gives "
+            f"{sorted(params)}: count on a jax that has them (bench_accelerator.py recount)"
+        )
     return params["num_consts"], params["num_carry"]
 
 
@@ -168,13 +173,13 @@ def _scan(eqn: Any, invals: list) -> tuple[float, Any]:
     body, body_c = _closed(params["jaxpr"])
     n_consts, n_carry = _scan_layout(params)
     if not _has_loop(body):  # the same work every iteration: count one, run the scan as compiled
-        first = [x[-1 if params["reverse"] else 0] for x in invals[n_consts + n_carry:]]
-        flops, _ = _run(body, body_c, invals[:n_consts + n_carry] + first)
+        first = [x[-1 if params["reverse"] else 0] for x in invals[n_consts + n_carry :]]
+        flops, _ = _run(body, body_c, invals[: n_consts + n_carry] + first)
         return flops * params["length"], eqn.primitive.bind(*invals, **params)
     length = params["length"]
-    consts, carry, xs = invals[:n_consts], invals[n_consts:n_consts + n_carry], invals[n_consts + n_carry:]
+    consts, carry, xs = invals[:n_consts], invals[n_consts : n_consts + n_carry], invals[n_consts + n_carry :]
     total, ys = 0.0, []
-    for i in (reversed(range(length)) if params["reverse"] else range(length)):
+    for i in reversed(range(length)) if params["reverse"] else range(length):
         flops, outs = _run(body, body_c, consts + carry + [x[i] for x in xs])
         total += flops
         carry, y = outs[:n_carry], outs[n_carry:]

@@ -52,13 +52,28 @@ def stage_command(stage: str, out: Path, dry: bool, notebooks: bool) -> list[str
         return [py, "-m", "jaxclimate.info", "--json", str(out / "info.json"), *probe]
     if stage == "tier":
         marker = "gpu" if notebooks else "gpu and not slow"
-        return [py, "-m", "pytest", "tests/gpu", "-m", marker, "-n", "0", "-p", "no:cacheprovider", "-q", "-s", "-o", "junit_family=legacy",
-                "--junitxml", str(out / "tier.xml")]
+        return [
+            py,
+            "-m",
+            "pytest",
+            "tests/gpu",
+            "-m",
+            marker,
+            "-n",
+            "0",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-s",
+            "-o",
+            "junit_family=legacy",
+            "--junitxml",
+            str(out / "tier.xml"),
+        ]
     if stage in ("roofline", "training"):
         return [py, "benchmarks/bench_accelerator.py", stage, "--out", str(out), *(["--dry-run"] if dry else [])]
     envs = ["1", "4"] if dry else ["1", "256", "4096", "65536"]
-    return [py, "-m", "benchmarks", "--envs", *envs, "--out", str(out / "suite"),
-            *(["--quick", "--only", "ebm"] if dry else [])]
+    return [py, "-m", "benchmarks", "--envs", *envs, "--out", str(out / "suite"), *(["--quick", "--only", "ebm"] if dry else [])]
 
 
 def run_stage(stage: str, out: Path, dry: bool, notebooks: bool, limit: float) -> dict:
@@ -70,8 +85,7 @@ def run_stage(stage: str, out: Path, dry: bool, notebooks: bool, limit: float) -
     start = time.perf_counter()
     with open(out / f"{stage}.log", "w") as log:
         # its own process group, so a stage cut off takes its children (notebook kernels) with it
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
         watchdog = threading.Timer(limit, _kill_group, (proc.pid,))
         watchdog.start()
         for line in proc.stdout:  # ends when the stage exits or the watchdog kills it
@@ -81,8 +95,14 @@ def run_stage(stage: str, out: Path, dry: bool, notebooks: bool, limit: float) -
         timed_out = watchdog.finished.is_set() and returncode < 0  # set once the timer has fired (cancel comes after)
         watchdog.cancel()
     status = "timed out" if timed_out else "passed" if returncode == 0 else "failed"
-    result = {"stage": stage, "status": status, "returncode": proc.returncode, "wall_s": time.perf_counter() - start,
-              "limit_s": limit, "command": " ".join(cmd[1:])}
+    result = {
+        "stage": stage,
+        "status": status,
+        "returncode": proc.returncode,
+        "wall_s": time.perf_counter() - start,
+        "limit_s": limit,
+        "command": " ".join(cmd[1:]),
+    }
     print(f"=== {stage}: {status} in {result['wall_s']:.0f} s", flush=True)
     return result
 
@@ -103,8 +123,11 @@ def tier_summary(path: Path) -> dict:
         return {}
     tests = []
     for case in ET.parse(path).getroot().iter("testcase"):
-        outcome = "failed" if case.find("failure") is not None or case.find("error") is not None else (
-            "skipped" if case.find("skipped") is not None else "passed")
+        outcome = (
+            "failed"
+            if case.find("failure") is not None or case.find("error") is not None
+            else ("skipped" if case.find("skipped") is not None else "passed")
+        )
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         tests.append({"test": case.get("name"), "outcome": outcome, "time_s": float(case.get("time", 0)), **props})
     return {"tests": tests, **{k: sum(t["outcome"] == k for t in tests) for k in ("passed", "failed", "skipped")}}
@@ -120,8 +143,7 @@ def _versions(cuda) -> str:
     """CUDA versions as jax reports them (13000 → 13.0)."""
     if not isinstance(cuda, dict) or not cuda:
         return str(cuda or "-")
-    return ", ".join(f"{k.replace('cuda_', '')} {_version(k, v)}"
-                     for k, v in cuda.items())
+    return ", ".join(f"{k.replace('cuda_', '')} {_version(k, v)}" for k, v in cuda.items())
 
 
 def _load(path: Path) -> dict | None:
@@ -133,26 +155,41 @@ def markdown(out: Path, stages: list[dict]) -> str:
     lines = []
     if info:
         dev = (info.get("devices") or [{}])[0]
-        lines.append(f"Device: {dev.get('kind', '?')} ({info.get('backend', '?')}), jax {info.get('jax', '?')}, "
-                     f"jaxlib {info.get('jaxlib', '?')}, CUDA {_versions(info.get('cuda'))}, Python {info.get('python', '?')}.")
+        lines.append(
+            f"Device: {dev.get('kind', '?')} ({info.get('backend', '?')}), jax {info.get('jax', '?')}, "
+            f"jaxlib {info.get('jaxlib', '?')}, CUDA {_versions(info.get('cuda'))}, Python {info.get('python', '?')}."
+        )
     lines += ["", "| stage | status | wall s |", "|---|---|---:|"]
     lines += [f"| {s['stage']} | {s['status']} | {s['wall_s']:.0f} |" for s in stages]
     tier = tier_summary(out / "tier.xml")
     if tier:
-        lines += ["", f"gpu tier: {tier['passed']} passed, {tier['failed']} failed, {tier['skipped']} skipped.", "",
-                  "| test | outcome | accelerator error | CPU float32 error |", "|---|---|---:|---:|"]
+        lines += [
+            "",
+            f"gpu tier: {tier['passed']} passed, {tier['failed']} failed, {tier['skipped']} skipped.",
+            "",
+            "| test | outcome | accelerator error | CPU float32 error |",
+            "|---|---|---:|---:|",
+        ]
         for t in tier["tests"]:
             acc, cpu = t.get("relative_error_accelerator"), t.get("relative_error_cpu_float32")
-            lines.append(f"| `{t['test']}` | {t['outcome']} | {float(acc):.1e} | {float(cpu):.1e} |" if acc else
-                         f"| `{t['test']}` | {t['outcome']} | | |")
+            lines.append(
+                f"| `{t['test']}` | {t['outcome']} | {float(acc):.1e} | {float(cpu):.1e} |" if acc else f"| `{t['test']}` | {t['outcome']} | | |"
+            )
     if roof:
         p = roof["peaks"]
-        lines += ["", f"Roofline measured in the run: {p['bytes_per_s'] / 1e9:,.0f} GB/s, float32 (HIGHEST) "
-                      f"{p['float32_flop_per_s'] / 1e12:,.1f} TFLOP/s, default precision {p['default_precision_flop_per_s'] / 1e12:,.1f} TFLOP/s.", "",
-                  "| environment | parallel envs | env-steps/s | target | bound | of roofline | compile s |",
-                  "|---|---:|---:|---:|---|---:|---:|"]
-        lines += [f"| {r['env']} | {r['n_envs']:,} | {r['env_steps_per_s']:,.0f} | {r['target_env_steps_per_s']:,.0f} | {r['bound']} | "
-                  f"{100 * r['fraction_of_roofline']:.1f} % | {r['compile_s']:.1f} |" for r in roof["rows"]]
+        lines += [
+            "",
+            f"Roofline measured in the run: {p['bytes_per_s'] / 1e9:,.0f} GB/s, float32 (HIGHEST) "
+            f"{p['float32_flop_per_s'] / 1e12:,.1f} TFLOP/s, default precision {p['default_precision_flop_per_s'] / 1e12:,.1f} TFLOP/s.",
+            "",
+            "| environment | parallel envs | env-steps/s | target | bound | of roofline | compile s |",
+            "|---|---:|---:|---:|---|---:|---:|",
+        ]
+        lines += [
+            f"| {r['env']} | {r['n_envs']:,} | {r['env_steps_per_s']:,.0f} | {r['target_env_steps_per_s']:,.0f} | {r['bound']} | "
+            f"{100 * r['fraction_of_roofline']:.1f} % | {r['compile_s']:.1f} |"
+            for r in roof["rows"]
+        ]
     if train:
         lines += ["", "| training row | rate | whole row | target | met | measured over |", "|---|---:|---:|---|---|---|"]
         for r in train["rows"]:
@@ -161,8 +198,9 @@ def markdown(out: Path, stages: list[dict]) -> str:
             whole = r.get("whole_row_s") or r.get("projected_row_s") or r.get("paper_run_s")
             how = "run" if r.get("whole_row_s") else "projected"
             whole_text = f"{whole:,.0f} s ({how})" if whole is not None else "—"
-            lines.append(f"| {r['row']} | {rate:,.0f} {unit} | {whole_text} | {r['target']} | "
-                         f"{'yes' if r['meets_target'] else 'no'} | {r['measured']} |")
+            lines.append(
+                f"| {r['row']} | {rate:,.0f} {unit} | {whole_text} | {r['target']} | {'yes' if r['meets_target'] else 'no'} | {r['measured']} |"
+            )
     notes = (_load(out / "gpu_acceptance.json") or {}).get("notes")
     if notes:
         lines += ["", "Notes:", ""] + [f"* {n}" for n in notes]
@@ -185,14 +223,19 @@ def write_report(out: Path, stages: list[dict], dry: bool) -> None:
 def device_slug() -> str:
     """The default device's kind as a file name (in a subprocess: this one never starts JAX)."""
     code = "import jax; print(jax.devices()[0].device_kind)"
-    kind = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(
-        os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false")).stdout.strip() or "unknown"
+    kind = (
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false")
+        ).stdout.strip()
+        or "unknown"
+    )
     return re.sub(r"[^A-Za-z0-9.]+", "-", kind).strip("-").lower()
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog=__doc__.split("\n\n", 1)[1])
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1]
+    )
     p.add_argument("--dry-run", action="store_true", help="tiny sizes, CPU allowed (CI)")
     p.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES))
     p.add_argument("--notebooks", action="store_true", help="the tier also runs the notebooks in FAST mode")

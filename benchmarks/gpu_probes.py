@@ -61,8 +61,13 @@ def probe_ippo(dry: bool) -> dict:
     env, params = make("climate-mitigation-ii")
     n = seeds * (4 if dry else 16)
     env_only = time_compiled(lambda k: rollout_checksum(env, params, k, 35), jax.random.split(jax.random.PRNGKey(0), n), repeats=3)
-    return {"seeds": seeds, "updates": updates, "rows": rows,
-            "env_rollout_35_steps_s": env_only["median_s"], "env_rollout_compile_s": env_only["compile_s"]}
+    return {
+        "seeds": seeds,
+        "updates": updates,
+        "rows": rows,
+        "env_rollout_35_steps_s": env_only["median_s"],
+        "env_rollout_compile_s": env_only["compile_s"],
+    }
 
 
 def probe_cicero(dry: bool) -> dict:
@@ -105,9 +110,12 @@ def cyclic_reduction(lower, diag, upper, rhs):
     while s < n:
         k1 = a / shifted(b, s, 1.0)
         k2 = c / shifted(b, -s, 1.0)
-        a, c, b, d = (-k1 * shifted(a, s, 0.0), -k2 * shifted(c, -s, 0.0),
-                      b - k1 * shifted(c, s, 0.0) - k2 * shifted(a, -s, 0.0),
-                      d - k1 * shifted(d, s, 0.0) - k2 * shifted(d, -s, 0.0))
+        a, c, b, d = (
+            -k1 * shifted(a, s, 0.0),
+            -k2 * shifted(c, -s, 0.0),
+            b - k1 * shifted(c, s, 0.0) - k2 * shifted(a, -s, 0.0),
+            d - k1 * shifted(d, s, 0.0) - k2 * shifted(d, -s, 0.0),
+        )
         s *= 2
     return d / b
 
@@ -126,22 +134,31 @@ def probe_ebm(dry: bool) -> dict:
     lower, upper = -k * g_lower, -k * g_upper
     diag = 1.0 + k * (g_lower + g_upper)
     rhs = jax.random.normal(jax.random.PRNGKey(2), (n, physics.NUM_LAT))
-    solvers = {"lax.linalg.tridiagonal_solve": jax.vmap(functools.partial(tridiagonal_solve, fused=False)),
-               "elimination (lax.scan)": thomas, "parallel cyclic reduction": cyclic_reduction}
+    solvers = {
+        "lax.linalg.tridiagonal_solve": jax.vmap(functools.partial(tridiagonal_solve, fused=False)),
+        "elimination (lax.scan)": thomas,
+        "parallel cyclic reduction": cyclic_reduction,
+    }
     reference = solvers["lax.linalg.tridiagonal_solve"](lower, diag, upper, rhs)
     rows = []
     for name, solve in solvers.items():
         t = time_compiled(solve, lower, diag, upper, rhs, repeats=5)
         err = float(jnp.max(jnp.abs(solve(lower, diag, upper, rhs) - reference)))
         rows.append({"solver": name, "solve_s": t["median_s"], "compile_s": t["compile_s"], "max_abs_diff": err})
-    return {"n_envs": n, "rollout_200_steps_sampled_actions_s": sampled["median_s"],
-            "rollout_200_steps_held_action_s": held["median_s"], "solvers": rows}
+    return {
+        "n_envs": n,
+        "rollout_200_steps_sampled_actions_s": sampled["median_s"],
+        "rollout_200_steps_held_action_s": held["median_s"],
+        "solvers": rows,
+    }
 
 
 def probe_flags(dry: bool) -> dict:
     rows = []
-    code = ("import json,sys; sys.path.insert(0, '.'); from benchmarks.gpu_probes import ippo_update_s; "
-            f"print('ROW', json.dumps(ippo_update_s({2 if dry else 64}, {2 if dry else 10}, {dry})))")
+    code = (
+        "import json,sys; sys.path.insert(0, '.'); from benchmarks.gpu_probes import ippo_update_s; "
+        f"print('ROW', json.dumps(ippo_update_s({2 if dry else 64}, {2 if dry else 10}, {dry})))"
+    )
     for name, flag in FLAG_VARIANTS.items():
         env = dict(os.environ, XLA_FLAGS=(os.environ.get("XLA_FLAGS", "") + " " + flag).strip())
         start = time.perf_counter()

@@ -72,12 +72,7 @@ def save_results(name: str, payload: dict[str, Any], results_dir: Path | None = 
     ``results/{name}-{backend}.json`` and return the path."""
     results_dir = RESULTS_DIR if results_dir is None else Path(results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
-    record = {
-        "benchmark": name,
-        "timestamp_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "device": device_info(),
-        **payload,
-    }
+    record = {"benchmark": name, "timestamp_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "device": device_info(), **payload}
     path = results_dir / f"{name}-{jax.default_backend()}.json"
     atomic_write_text(path, json.dumps(record, indent=2) + "\n")
     return path

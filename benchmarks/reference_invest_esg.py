@@ -45,7 +45,10 @@ def main() -> None:
     env = InvestESG(
         company_attributes=[{"capital": args.company_capital, "climate_risk_exposure": 0.07, "beta": 0}] * args.companies,
         investor_attributes=[{"capital": args.investor_capital, "esg_preference": 0}] * args.investors,
-        max_steps=100, market_performance_baseline=1.1, market_performance_variance=0, action_capping=0.05,
+        max_steps=100,
+        market_performance_baseline=1.1,
+        market_performance_variance=0,
+        action_capping=0.05,
     )
     rng = np.random.default_rng(0)
     companies = [f"company_{i}" for i in range(args.companies)]
@@ -68,8 +71,11 @@ def main() -> None:
         start = time.perf_counter()
         steps = episodes()
         rates.append(steps / (time.perf_counter() - start))
-    print(json.dumps({"env_steps_per_s": statistics.median(rates), "runs_env_steps_per_s": rates,
-                      "numpy": np.__version__, "python": sys.version.split()[0]}))
+    print(
+        json.dumps(
+            {"env_steps_per_s": statistics.median(rates), "runs_env_steps_per_s": rates, "numpy": np.__version__, "python": sys.version.split()[0]}
+        )
+    )
 
 
 if __name__ == "__main__":

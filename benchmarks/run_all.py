@@ -46,10 +46,19 @@ def _spread(rate: float, median_s: float, runs_s: list[float] | None) -> list[fl
     return [work / max(runs_s), work / min(runs_s)]
 
 
-def _row(env: str, variant: str, n_envs: int, rate: float, median_s: float, compile_s: float,
-         runs_s: list[float] | None = None, **extra: Any) -> dict[str, Any]:
-    return {"env": env, "variant": variant, "n_envs": n_envs, "env_steps_per_s": rate, "median_s": median_s,
-            "spread_env_steps_per_s": _spread(rate, median_s, runs_s), "compile_s": compile_s, **extra}
+def _row(
+    env: str, variant: str, n_envs: int, rate: float, median_s: float, compile_s: float, runs_s: list[float] | None = None, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "env": env,
+        "variant": variant,
+        "n_envs": n_envs,
+        "env_steps_per_s": rate,
+        "median_s": median_s,
+        "spread_env_steps_per_s": _spread(rate, median_s, runs_s),
+        "compile_s": compile_s,
+        **extra,
+    }
 
 
 # --- per benchmark: its module, its arguments, the file it saves, and its payload as suite rows ---------
@@ -60,74 +69,128 @@ def _ebm_argv(envs, quick):
 
 
 def _ebm_rows(p):
-    rows = [_row("ebm-v1", p["dtype"], r["n_envs"], r["env_steps_per_s"], r["median_s"], r["compile_s"], r.get("runs_s"))
-            for r in p["jaxclimate"]]
+    rows = [_row("ebm-v1", p["dtype"], r["n_envs"], r["env_steps_per_s"], r["median_s"], r["compile_s"], r.get("runs_s")) for r in p["jaxclimate"]]
     ref = p.get("reference")
-    refs = [{"env": "ebm-v1", "name": f"climlab {ref['climlab_version']} (measured here)",
-             "env_steps_per_s": 1.0 / ref["env_step_s"]}] if ref else []
+    refs = [{"env": "ebm-v1", "name": f"climlab {ref['climlab_version']} (measured here)", "env_steps_per_s": 1.0 / ref["env_step_s"]}] if ref else []
     return rows, refs, []
 
 
 def _climate_argv(envs, quick):
     return ["--envs", *map(str, envs)] + (
-        ["--steps", "35", "--repeats", "1", "--no-cicero", "--no-full-window-row", "--train-steps", "140",
-         "--train-envs", "4", "--train-engines", "gru"] if quick else [])
+        [
+            "--steps",
+            "35",
+            "--repeats",
+            "1",
+            "--no-cicero",
+            "--no-full-window-row",
+            "--train-steps",
+            "140",
+            "--train-envs",
+            "4",
+            "--train-engines",
+            "gru",
+        ]
+        if quick
+        else []
+    )
 
 
 def _climate_rows(p):
     # the CICERO-SCM oracle engine (pure_callback) is the reference, timed at one batch size
     engine_rows = [r for r in p["rows"] if "full window" not in r["engine"] and "compile_s" in r]
-    rows = [_row("climate-mitigation", r["engine"], r["n_envs"], r["env_steps_per_s"], r["median_s"], r["compile_s"],
-                 r.get("runs_s")) for r in engine_rows]
+    rows = [
+        _row("climate-mitigation", r["engine"], r["n_envs"], r["env_steps_per_s"], r["median_s"], r["compile_s"], r.get("runs_s"))
+        for r in engine_rows
+    ]
     ref = p.get("reference")
-    refs = [{"env": "climate-mitigation", "name": f"{ref['engine']} (measured here)",
-             "env_steps_per_s": ref["env_steps_per_s"]}] if ref else []
-    training = [{"env": "climate-mitigation", "what": f"{t['what']}, {t['engine']}", "env_steps_per_s": t["env_steps_per_s"],
-                 "compile_s": t["compile_s"], "median_s": t["median_s"]} for t in p.get("training", [])]
+    refs = [{"env": "climate-mitigation", "name": f"{ref['engine']} (measured here)", "env_steps_per_s": ref["env_steps_per_s"]}] if ref else []
+    training = [
+        {
+            "env": "climate-mitigation",
+            "what": f"{t['what']}, {t['engine']}",
+            "env_steps_per_s": t["env_steps_per_s"],
+            "compile_s": t["compile_s"],
+            "median_s": t["median_s"],
+        }
+        for t in p.get("training", [])
+    ]
     return rows, refs, training
 
 
 def _rice_argv(envs, quick):
     return ["--envs", *map(str, envs), "--variants", "step + mask"] + (
-        ["--protocols", "none", "--repeats", "1"] if quick else ["--protocols", "none", "bilateral"])
+        ["--protocols", "none", "--repeats", "1"] if quick else ["--protocols", "none", "bilateral"]
+    )
 
 
 def _rice_rows(p):
     from benchmarks import bench_rice_n
 
-    rows = [_row("rice-n", f"{r['protocol']}, {r['what']}", r["n_envs"], r["env_steps_per_s"], r["median_s"],
-                 r["compile_s"], r.get("runs_s")) for r in p["rows"]]
-    refs = [{"env": "rice-n", "name": f"original NumPy RICE-N, {k} (docs/rice_n.md §16)", "env_steps_per_s": v}
-            for k, v in bench_rice_n.ORIGINAL_ENV_STEPS_PER_S.items()]
+    rows = [
+        _row("rice-n", f"{r['protocol']}, {r['what']}", r["n_envs"], r["env_steps_per_s"], r["median_s"], r["compile_s"], r.get("runs_s"))
+        for r in p["rows"]
+    ]
+    refs = [
+        {"env": "rice-n", "name": f"original NumPy RICE-N, {k} (docs/rice_n.md §16)", "env_steps_per_s": v}
+        for k, v in bench_rice_n.ORIGINAL_ENV_STEPS_PER_S.items()
+    ]
     return rows, refs, []
 
 
 def _invest_argv(envs, quick):
     return ["--envs", *map(str, envs), "--markets", "exp_default"] + (
-        ["--repeats", "1", "--train-updates", "1", "--seeds", "1", "--presets", "paper_sb3", "--hidden", "8"] if quick else [])
+        ["--repeats", "1", "--train-updates", "1", "--seeds", "1", "--presets", "paper_sb3", "--hidden", "8"] if quick else []
+    )
 
 
 def _invest_rows(p):
     from benchmarks import bench_invest_esg
 
-    rows = [_row("invest-esg", r["market"], r["envs"], r["env_steps_per_s"], r["median_s"], r["compile_s"], r.get("runs_s"))
-            for r in p["env_rows"] if "fresh" not in r["market"]]
-    refs = [{"env": "invest-esg", "name": "original NumPy InvestESG, exp_default (docs/invest_esg.md)",
-             "env_steps_per_s": bench_invest_esg.NUMPY_ENV["exp_default"]}]
-    training = [{"env": "invest-esg", "what": f"IPPO {t['preset']}, {t['seeds']} seeds", "env_steps_per_s": t["env_steps_per_s"],
-                 "compile_s": t["compile_s"], "median_s": t["median_s"]} for t in p["training_rows"]]
+    rows = [
+        _row("invest-esg", r["market"], r["envs"], r["env_steps_per_s"], r["median_s"], r["compile_s"], r.get("runs_s"))
+        for r in p["env_rows"]
+        if "fresh" not in r["market"]
+    ]
+    refs = [
+        {
+            "env": "invest-esg",
+            "name": "original NumPy InvestESG, exp_default (docs/invest_esg.md)",
+            "env_steps_per_s": bench_invest_esg.NUMPY_ENV["exp_default"],
+        }
+    ]
+    training = [
+        {
+            "env": "invest-esg",
+            "what": f"IPPO {t['preset']}, {t['seeds']} seeds",
+            "env_steps_per_s": t["env_steps_per_s"],
+            "compile_s": t["compile_s"],
+            "median_s": t["median_s"],
+        }
+        for t in p["training_rows"]
+    ]
     return rows, refs, training
 
 
 def _fedrain_argv(envs, quick):
-    return (["--envs", "ebm-v3-a2", "--seeds", "1", "--steps", "200", "--repeats", "1", "--hidden", "8"] if quick
-            else ["--envs", "ebm-v1", "ebm-v3-a6", "--seeds", "1", "10", "--steps", "400", "--repeats", "3"])
+    return (
+        ["--envs", "ebm-v3-a2", "--seeds", "1", "--steps", "200", "--repeats", "1", "--hidden", "8"]
+        if quick
+        else ["--envs", "ebm-v1", "ebm-v3-a6", "--seeds", "1", "10", "--steps", "400", "--repeats", "3"]
+    )
 
 
 def _fedrain_rows(p):
-    training = [{"env": r["env"], "what": f"federated DDPG, {r['agents']} agent(s) × {r['seeds']} seed(s), agent-steps/s",
-                 "env_steps_per_s": r["agent_steps_per_s"], "compile_s": r["compile_s"], "median_s": r["median_s"]}
-                for r in p["rows"]]
+    training = [
+        {
+            "env": r["env"],
+            "what": f"federated DDPG, {r['agents']} agent(s) × {r['seeds']} seed(s), agent-steps/s",
+            "env_steps_per_s": r["agent_steps_per_s"],
+            "compile_s": r["compile_s"],
+            "median_s": r["median_s"],
+        }
+        for r in p["rows"]
+    ]
     return [], [], training
 
 
@@ -158,16 +221,19 @@ def run_benchmark(name: str, envs: list[int], quick: bool, out: Path, reuse: boo
 
 def markdown(record: dict) -> str:
     d = record["device"]
-    lines = [f"Device: {d['device_count']} × {d['device_kind']} ({d['backend']}), jax {d['jax_version']}, "
-             f"{'quick smoke run' if record['quick'] else 'full suite'}, {record['wall_s']:.0f} s in all"
-             + (f" (rows of {', '.join(record['reused'])} read from their saved JSON)" if record.get("reused") else "") + ".", "",
-             "| environment | variant | parallel envs | env-steps/s (median) | spread over runs | compile s |",
-             "|---|---|---:|---:|---:|---:|"]
+    lines = [
+        f"Device: {d['device_count']} × {d['device_kind']} ({d['backend']}), jax {d['jax_version']}, "
+        f"{'quick smoke run' if record['quick'] else 'full suite'}, {record['wall_s']:.0f} s in all"
+        + (f" (rows of {', '.join(record['reused'])} read from their saved JSON)" if record.get("reused") else "")
+        + ".",
+        "",
+        "| environment | variant | parallel envs | env-steps/s (median) | spread over runs | compile s |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
     for r in record["rows"]:
         spread = r["spread_env_steps_per_s"]
         spread_text = f"{spread[0]:,.0f}–{spread[1]:,.0f}" if spread else "—"
-        lines.append(f"| {r['env']} | {r['variant']} | {r['n_envs']:,} | {r['env_steps_per_s']:,.0f} | {spread_text} | "
-                     f"{r['compile_s']:.1f} |")
+        lines.append(f"| {r['env']} | {r['variant']} | {r['n_envs']:,} | {r['env_steps_per_s']:,.0f} | {spread_text} | {r['compile_s']:.1f} |")
     if record["references"]:
         lines += ["", "| environment | reference | env-steps/s |", "|---|---|---:|"]
         lines += [f"| {r['env']} | {r['name']} | {r['env_steps_per_s']:,.1f} |" for r in record["references"]]
@@ -194,8 +260,7 @@ def plot(record: dict, path: Path) -> None:
             ax.plot(*zip(*pts), marker="o", label=variant)
         for ref in (r for r in record["references"] if r["env"] == env):
             ax.axhline(ref["env_steps_per_s"], ls="--", color="gray")
-            ax.annotate(ref["name"], (0.02, ref["env_steps_per_s"]), xycoords=("axes fraction", "data"), fontsize=6,
-                        va="bottom", color="gray")
+            ax.annotate(ref["name"], (0.02, ref["env_steps_per_s"]), xycoords=("axes fraction", "data"), fontsize=6, va="bottom", color="gray")
         ax.set(xscale="log", yscale="log", xlabel="parallel envs", ylabel="env-steps/s", title=env)
         ax.legend(fontsize=6)
     d = record["device"]
@@ -206,15 +271,21 @@ def plot(record: dict, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     p.add_argument("--quick", action="store_true", help="smoke run: parallel envs 1 and 2, one repeat, tiny training")
     p.add_argument("--envs", type=int, nargs="+", help=f"parallel env counts (default {DEFAULT_ENVS}; --quick: 1 2)")
     p.add_argument("--only", nargs="+", choices=list(BENCHMARKS), help="run only these benchmarks")
-    p.add_argument("--reuse", nargs="+", choices=list(BENCHMARKS), default=[],
-                   help="read these benchmarks' saved JSON in --out instead of running them again")
-    p.add_argument("--out", type=Path, default=None,
-                   help="results folder (default benchmarks/results; --quick: benchmarks/results/quick, never the records)")
+    p.add_argument(
+        "--reuse", nargs="+", choices=list(BENCHMARKS), default=[], help="read these benchmarks' saved JSON in --out instead of running them again"
+    )
+    p.add_argument(
+        "--out", type=Path, default=None, help="results folder (default benchmarks/results; --quick: benchmarks/results/quick, never the records)"
+    )
     args = p.parse_args(argv)
     envs = args.envs or ([1, 2] if args.quick else DEFAULT_ENVS)
     if min(envs) < 1:
@@ -222,8 +293,16 @@ def main(argv: list[str] | None = None) -> dict:
     # a smoke run never replaces the records: its numbers go to a scratch folder
     out = args.out if args.out is not None else RESULTS_DIR / "quick" if args.quick else RESULTS_DIR
     out.mkdir(parents=True, exist_ok=True)
-    record: dict[str, Any] = {"device": device_info(), "quick": args.quick, "envs": envs, "rows": [], "references": [],
-                              "training": [], "benchmarks": {}, "reused": args.reuse}
+    record: dict[str, Any] = {
+        "device": device_info(),
+        "quick": args.quick,
+        "envs": envs,
+        "rows": [],
+        "references": [],
+        "training": [],
+        "benchmarks": {},
+        "reused": args.reuse,
+    }
     start = time.perf_counter()
     for name in BENCHMARKS:
         if args.only and name not in args.only:

@@ -103,8 +103,7 @@ def suite_table(path: Path) -> str:
     rates = {(r["env"], r["variant"], r["n_envs"]): r["env_steps_per_s"] for r in rec["rows"]}
     kinds = list(dict.fromkeys((r["env"], r["variant"]) for r in rec["rows"]))
     header = ["environment", "variant", *[f"{count(n)} env{'s' * (n > 1)}" for n in rec["envs"]]]
-    rows = [[env, variant, *[count(rates[env, variant, n]) if (env, variant, n) in rates else "—" for n in rec["envs"]]]
-            for env, variant in kinds]
+    rows = [[env, variant, *[count(rates[env, variant, n]) if (env, variant, n) in rates else "—" for n in rec["envs"]]] for env, variant in kinds]
     return device_line(rec) + "\n\n" + table(header, rows, left=2)
 
 
@@ -120,8 +119,10 @@ def suite_training() -> str:
     """`training` rows of both suites, matched on (`env`, `what`): `env_steps_per_s` (agent-steps/s for DDPG, as `what` says)."""
     cpu, gpu = record(BENCH / "suite-cpu.json"), record(H200 / "suite" / "suite-gpu.json")
     on_gpu = {(r["env"], r["what"]): r["env_steps_per_s"] for r in gpu["training"]}
-    rows = [[r["env"], r["what"], count(r["env_steps_per_s"]), count(on_gpu[r["env"], r["what"]]) if (r["env"], r["what"]) in on_gpu else "—"]
-            for r in cpu["training"]]
+    rows = [
+        [r["env"], r["what"], count(r["env_steps_per_s"]), count(on_gpu[r["env"], r["what"]]) if (r["env"], r["what"]) in on_gpu else "—"]
+        for r in cpu["training"]
+    ]
     return table(["environment", "training run", "CPU, steps/s incl. updates", "H200"], rows, left=2)
 
 
@@ -136,8 +137,15 @@ def ebm_cpu() -> str:
     for a, b in zip(f32, f64, strict=True):
         assert a["n_envs"] == b["n_envs"], "the two records measured different batch sizes"
         headline = a["n_envs"] == 1024  # the batch size the README quotes
-        rows.append([str(a["n_envs"]), kilo(a["env_steps_per_s"]), bold(count(a["speedup_vs_env_step"]), headline),
-                     kilo(b["env_steps_per_s"]), count(b["speedup_vs_env_step"])])
+        rows.append(
+            [
+                str(a["n_envs"]),
+                kilo(a["env_steps_per_s"]),
+                bold(count(a["speedup_vs_env_step"]), headline),
+                kilo(b["env_steps_per_s"]),
+                count(b["speedup_vs_env_step"]),
+            ]
+        )
     return table(["parallel envs", "float32 env-steps/s", "× climlab env step", "float64 env-steps/s", "× climlab env step"], rows, left=0)
 
 
@@ -146,10 +154,17 @@ def cicero_jax_cpu() -> str:
     `speedup_vs_cicero`) beside the 'surrogate (gru)' row of the same `n_envs`."""
     rows_ = record(BENCH / "bench_climate_mitigation-cpu.json")["rows"]
     gru = {r["n_envs"]: r["env_steps_per_s"] for r in rows_ if r["engine"] == "surrogate (gru)"}
-    rows = [[str(r["n_envs"]), count(r["env_steps_per_s"]), f"{r['ms_per_env_step']:.2g}",
-             bold(count(r["speedup_vs_cicero"]), r["speedup_vs_cicero"] >= 10_000),  # past the 10,000× aim
-             count(gru[r["n_envs"]])]
-            for r in rows_ if r["engine"] == "CICERO-SCM in JAX"]
+    rows = [
+        [
+            str(r["n_envs"]),
+            count(r["env_steps_per_s"]),
+            f"{r['ms_per_env_step']:.2g}",
+            bold(count(r["speedup_vs_cicero"]), r["speedup_vs_cicero"] >= 10_000),  # past the 10,000× aim
+            count(gru[r["n_envs"]]),
+        ]
+        for r in rows_
+        if r["engine"] == "CICERO-SCM in JAX"
+    ]
     header = ["parallel envs", "CICERO-SCM in JAX env-steps/s", "ms per env-step", "× CICERO-SCM engine", "GRU surrogate, same run"]
     return table(header, rows, left=0)
 
@@ -212,8 +227,13 @@ def invest_esg_cpu() -> str:
         cells = [count(envs), rate, x_numpy, x_authors]
         headline = (market, envs) == ("exp_default", 1024)  # where the authors' JAX figure was measured
         rows.append([label, *[bold(c, headline) for c in cells]])
-    header = ["market", "parallel envs", "env-steps/s", "× original NumPy env (same run)",
-              f"× authors' JAX env ({quoted['exp_default'] / 1e6:.2f}M at 1,024, quoted)"]
+    header = [
+        "market",
+        "parallel envs",
+        "env-steps/s",
+        "× original NumPy env (same run)",
+        f"× authors' JAX env ({quoted['exp_default'] / 1e6:.2f}M at 1,024, quoted)",
+    ]
     return table(header, rows)
 
 
@@ -226,11 +246,26 @@ def fedrain_cpu() -> str:
     for env in dict.fromkeys(r["env"] for r in rec["rows"]):
         one, ten = by[env, 1], by[env, 10]
         six = ten["agents"] == 6  # the rows the 10-minute aim is about
-        rows.append([env, str(ten["agents"]), f"{one['agent_steps_per_s']:.0f} / {ten['agent_steps_per_s']:.0f}",
-                     f"{ten['mflop_per_agent_step']:.0f} MFLOP", f"{100 * one['fraction_of_peak']:.0f} / {100 * ten['fraction_of_peak']:.0f} %",
-                     f"{ten['projected_row_minutes']:.1f} min", bold(f"{ten['row_at_peak_minutes']:.1f} min", six)])
-    header = ["env", "agents", "agent-steps/s, 1 / 10 seeds", "matmul work per agent-step",
-              f"share of the core's peak ({rec['matmul_peak_gflop_s_per_device']:.1f} GFLOP/s)", "10-seed row, projected", "row at both cores' peak"]
+        rows.append(
+            [
+                env,
+                str(ten["agents"]),
+                f"{one['agent_steps_per_s']:.0f} / {ten['agent_steps_per_s']:.0f}",
+                f"{ten['mflop_per_agent_step']:.0f} MFLOP",
+                f"{100 * one['fraction_of_peak']:.0f} / {100 * ten['fraction_of_peak']:.0f} %",
+                f"{ten['projected_row_minutes']:.1f} min",
+                bold(f"{ten['row_at_peak_minutes']:.1f} min", six),
+            ]
+        )
+    header = [
+        "env",
+        "agents",
+        "agent-steps/s, 1 / 10 seeds",
+        "matmul work per agent-step",
+        f"share of the core's peak ({rec['matmul_peak_gflop_s_per_device']:.1f} GFLOP/s)",
+        "10-seed row, projected",
+        "row at both cores' peak",
+    ]
     return table(header, rows)
 
 
@@ -247,9 +282,15 @@ def gradient_alignment() -> str:
     for sc in record(BASELINES / "gradient_alignment.json")["scenarios"]:
         for policy, label in ALIGNMENT_POLICIES.items():
             p = sc["policies"][policy]
-            rows.append([f"({sc['scenario']}), {label}", sci(p["one_minus_cosine"]), f"{p['norm_ratio_surrogate_over_cicero']:.4f}",
-                         f"{p['cosine_noise_floor_two_surrogate_estimates']:.4f}",
-                         f"{signed(p['mean_return_surrogate'], '.3f')} / {signed(p['mean_return_cicero'], '.3f')}"])
+            rows.append(
+                [
+                    f"({sc['scenario']}), {label}",
+                    sci(p["one_minus_cosine"]),
+                    f"{p['norm_ratio_surrogate_over_cicero']:.4f}",
+                    f"{p['cosine_noise_floor_two_surrogate_estimates']:.4f}",
+                    f"{signed(p['mean_return_surrogate'], '.3f')} / {signed(p['mean_return_cicero'], '.3f')}",
+                ]
+            )
     header = ["scenario, policy", "1 − cos(∇J_GRU, ∇J_CICERO)", "‖∇J_GRU‖ / ‖∇J_CICERO‖", "estimator noise floor (cos)", "mean return GRU / CICERO"]
     return table(header, rows)
 
@@ -261,16 +302,30 @@ def rice_n_training() -> str:
     rows = []
     for r in rec["results"]:
         shared = r["protocol"] == "bilateral"  # its last minutes shared the cores (the record's `note`; the page's *)
-        rows.append([r["protocol"], f"{mean(r['mean_episode_return_first_update']):.2f} → {mean(r['mean_episode_return_last_update']):.2f}",
-                     " ".join(f"({c:.2f}, {e:.2f})" for c, e in r["points"]), f"{r['hypervolume']:.3f}",
-                     f"{mean(r['temperature_2100']):.2f} °C", f"{r['mean_mitigation']:.2f}", f"{r['wall_seconds']:.0f} s" + "*" * shared])
+        rows.append(
+            [
+                r["protocol"],
+                f"{mean(r['mean_episode_return_first_update']):.2f} → {mean(r['mean_episode_return_last_update']):.2f}",
+                " ".join(f"({c:.2f}, {e:.2f})" for c, e in r["points"]),
+                f"{r['hypervolume']:.3f}",
+                f"{mean(r['temperature_2100']):.2f} °C",
+                f"{r['mean_mitigation']:.2f}",
+                f"{r['wall_seconds']:.0f} s" + "*" * shared,
+            ]
+        )
     header = ["protocol", "mean episode return (first → last update)", "seed points (climate, economic)", "HV", "T_AT(2100)", "mean μ", "wall"]
     return table(header, rows, left=3)
 
 
 #: invest_esg_authors_jax `settings` -> the page's setting names
-FIG3_SETTINGS = {"status_quo": "status quo", "mandate": "mandate (ESG disclosure)", "alpha0.5": "mandate + α = 0.5",
-                 "alpha1": "mandate + α = 1", "alpha10": "mandate + α = 10", "alpha100": "mandate + α = 100"}
+FIG3_SETTINGS = {
+    "status_quo": "status quo",
+    "mandate": "mandate (ESG disclosure)",
+    "alpha0.5": "mandate + α = 0.5",
+    "alpha1": "mandate + α = 1",
+    "alpha10": "mandate + α = 10",
+    "alpha100": "mandate + α = 100",
+}
 
 
 def invest_esg_fig3() -> str:
@@ -285,8 +340,16 @@ def invest_esg_fig3() -> str:
     for name, label in FIG3_SETTINGS.items():
         f = final[name]
         p, w, m = f["final_climate_risk"], f["final_market_wealth"], f["total_mitigation"]
-        rows.append([label, bold(f"{p['mean']:.3f} ± {p['stderr']:.3f}", name == best_p), bold(f"{count(w['mean'])} ± {count(w['stderr'])}", name == best_w),
-                     f"{m['mean']:.0f} ± {m['stderr']:.0f}", f"{f['climate_events']['mean']:.1f}", bold(f"{f['top_company_share']:.2f}", name == top_share)])
+        rows.append(
+            [
+                label,
+                bold(f"{p['mean']:.3f} ± {p['stderr']:.3f}", name == best_p),
+                bold(f"{count(w['mean'])} ± {count(w['stderr'])}", name == best_w),
+                f"{m['mean']:.0f} ± {m['stderr']:.0f}",
+                f"{f['climate_events']['mean']:.1f}",
+                bold(f"{f['top_company_share']:.2f}", name == top_share),
+            ]
+        )
     header = ["setting", "P100 (final climate risk)", "W100 (final wealth)", "total mitigation", "climate events", "largest investment share"]
     return table(header, rows)
 
@@ -309,8 +372,13 @@ BANDS = ["90°S–60°S", "60°S–30°S", "30°S–0°", "0°–30°N", "30°N�
 #: rows whose wall time the page marks with * (they ran beside other work, as the page says)
 FEDRAIN_SHARED = {("ddpg", "default"): {"ebm-v2-a6/nofed", "ebm-v3-a6/fed10"}}
 #: env -> the paper's experiment (its Tables B.3–B.6); the ebm-v1 row is printed in the first of them
-PAPER_EXPERIMENT = {"ebm-v1": "ebm-v2-optim-L-20k-a2", "ebm-v2-a2": "ebm-v2-optim-L-20k-a2", "ebm-v2-a6": "ebm-v2-optim-L-20k-a6",
-                    "ebm-v3-a2": "ebm-v3-optim-L-20k-a2", "ebm-v3-a6": "ebm-v3-optim-L-20k-a6"}
+PAPER_EXPERIMENT = {
+    "ebm-v1": "ebm-v2-optim-L-20k-a2",
+    "ebm-v2-a2": "ebm-v2-optim-L-20k-a2",
+    "ebm-v2-a6": "ebm-v2-optim-L-20k-a6",
+    "ebm-v3-a2": "ebm-v3-optim-L-20k-a2",
+    "ebm-v3-a6": "ebm-v3-optim-L-20k-a6",
+}
 
 
 def paper_means(env: str, regime: str, algo: str) -> list[float]:
@@ -337,7 +405,9 @@ def fedrain_paper(algo: str, local: str, global_: str, global_std: bool, static:
         paper = paper_means(row["env"], row["regime"], algo)
         federated = row["regime"] != "nofed"
         loc = zip(row["local"]["mean"], row["local"]["std"], paper, strict=True)
-        rows.append([fedrain_label(row) + (f", {local}" if federated else ""), *[f"{m:.2f} ± {s:.2f} ({p:.2f})" for m, s, p in loc], wall(row, False)])
+        rows.append(
+            [fedrain_label(row) + (f", {local}" if federated else ""), *[f"{m:.2f} ± {s:.2f} ({p:.2f})" for m, s, p in loc], wall(row, False)]
+        )
         if federated:
             glob = zip(row["global"]["mean"], row["global"]["std"], strict=True)
             rows.append([f"{fedrain_label(row)}, {global_}", *[f"{m:.2f} ± {s:.2f}" if global_std else f"{m:.2f}" for m, s in glob], ""])
@@ -353,8 +423,14 @@ def fedrain_default(algo: str) -> str:
     for key, row in default.items():
         federated = row["regime"] != "nofed"
         band_mean = f"{mean(row['local']['mean']):.2f} vs {mean(paper[key]['local']['mean']):.2f}"
-        rows.append([fedrain_label(row) + (", local" if federated else ""),
-                     *[f"{m:.2f} ± {s:.2f}" for m, s in zip(row["local"]["mean"], row["local"]["std"], strict=True)], band_mean, wall(row, key in shared)])
+        rows.append(
+            [
+                fedrain_label(row) + (", local" if federated else ""),
+                *[f"{m:.2f} ± {s:.2f}" for m, s in zip(row["local"]["mean"], row["local"]["std"], strict=True)],
+                band_mean,
+                wall(row, key in shared),
+            ]
+        )
         if federated:
             rows.append([f"{fedrain_label(row)}, global", *[f"{m:.2f}" for m in row["global"]["mean"]], "", ""])
     return table([f"{algo.upper()} row, default semantics", *BANDS, "band mean: default vs paper conditions", "wall"], rows)

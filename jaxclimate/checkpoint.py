@@ -24,9 +24,7 @@ class Checkpointer:
         logging.getLogger("absl").setLevel(logging.WARNING)  # orbax logs every save at INFO
         self._ocp = ocp
         self.directory = Path(directory).absolute()
-        self._manager = ocp.CheckpointManager(
-            self.directory, options=ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True)
-        )
+        self._manager = ocp.CheckpointManager(self.directory, options=ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True))
 
     def save(self, step: int, state: Any) -> None:
         state = jax.tree_util.tree_map(np.asarray, state)

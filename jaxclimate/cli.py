@@ -19,8 +19,13 @@ COMMANDS = {
 def usage() -> str:
     width = max(map(len, COMMANDS))
     lines = [f"  {name:<{width}}  {what}" for name, (_, what) in COMMANDS.items()]
-    return "usage: jaxclimate {" + ",".join(COMMANDS) + "} [options]\n\n" + "\n".join(lines) + \
-        "\n\n`jaxclimate COMMAND --help` lists a command's options."
+    return (
+        "usage: jaxclimate {"
+        + ",".join(COMMANDS)
+        + "} [options]\n\n"
+        + "\n".join(lines)
+        + "\n\n`jaxclimate COMMAND --help` lists a command's options."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,8 +36,7 @@ ENV_NUM_PROCESSES = "JAX_NUM_PROCESSES"
 ENV_PROCESS_ID = "JAX_PROCESS_ID"
 
 
-def initialize(coordinator: str | None = None, num_processes: int | None = None,
-               process_id: int | None = None) -> bool:
+def initialize(coordinator: str | None = None, num_processes: int | None = None, process_id: int | None = None) -> bool:
     """Join a multi-process run (``jax.distributed.initialize``) when a coordinator is given
     here or in ``JAX_COORDINATOR_ADDRESS``; returns whether it did. Call before any other JAX
     work. On CPU the cross-process collectives go through gloo."""
@@ -47,11 +46,12 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
     num_processes = num_processes if num_processes is not None else _int_env(ENV_NUM_PROCESSES)
     process_id = process_id if process_id is not None else _int_env(ENV_PROCESS_ID)
     if num_processes is None or process_id is None:
-        raise ValueError("a multi-process run needs the process count and this process's id "
-                         f"(--num-processes/--process-id or {ENV_NUM_PROCESSES}/{ENV_PROCESS_ID})")
+        raise ValueError(
+            "a multi-process run needs the process count and this process's id "
+            f"(--num-processes/--process-id or {ENV_NUM_PROCESSES}/{ENV_PROCESS_ID})"
+        )
     if num_processes < 1 or not 0 <= process_id < num_processes:
-        raise ValueError(f"process id must lie in 0..{num_processes - 1} and the count be >= 1, "
-                         f"got id {process_id} of {num_processes}")
+        raise ValueError(f"process id must lie in 0..{num_processes - 1} and the count be >= 1, got id {process_id} of {num_processes}")
     # CPU devices exchange data across processes through gloo (harmless where GPUs/TPUs do it)
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(coordinator_address=coordinator, num_processes=num_processes, process_id=process_id)
@@ -81,8 +81,7 @@ def mesh_size(runs: int, devices: int, processes: int = 1) -> int:
     for size in range(min(runs, devices), 0, -1):
         if runs % size == 0 and size % processes == 0:
             return size
-    raise ValueError(f"{runs} runs cannot be split over {processes} processes: use a number of seeds "
-                     f"(× sweep values) divisible by the process count")
+    raise ValueError(f"{runs} runs cannot be split over {processes} processes: use a number of seeds (× sweep values) divisible by the process count")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,14 +135,15 @@ class RunPlacement:
             return jax.vmap(per_run)(*args)
 
         spec = PartitionSpec(AXIS)
-        return jax.jit(jax.shard_map(on_device, mesh=self.mesh, in_specs=(spec,) * num_args, out_specs=spec,
-                                     check_vma=False), donate_argnums=tuple(range(num_args)) if donate else ())
+        return jax.jit(
+            jax.shard_map(on_device, mesh=self.mesh, in_specs=(spec,) * num_args, out_specs=spec, check_vma=False),
+            donate_argnums=tuple(range(num_args)) if donate else (),
+        )
 
     def from_host(self, tree: Any) -> Any:
         """Host arrays with the run axis first → global arrays laid out over the mesh (each
         process keeps only its shards)."""
-        return jax.tree_util.tree_map(
-            lambda x: jax.make_array_from_callback(np.shape(x), self.sharding, lambda idx, x=np.asarray(x): x[idx]), tree)
+        return jax.tree_util.tree_map(lambda x: jax.make_array_from_callback(np.shape(x), self.sharding, lambda idx, x=np.asarray(x): x[idx]), tree)
 
     def to_host(self, tree: Any) -> Any:
         """Global arrays → the whole of each array as NumPy, in every process."""

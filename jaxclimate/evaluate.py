@@ -33,19 +33,29 @@ from jaxclimate.reporting import evaluate_policies, report_for
 def evaluate(policy: TrainedPolicy, episodes: int, out: Path, plots: bool = True) -> dict[str, Any]:
     """Returns over ``episodes`` episodes per seed and the environment's summary, written to ``out``."""
     env, params, options = policy.env, policy.env_params, policy.options
-    returns = policy.episode_returns(episodes, jax.random.PRNGKey(options["seed"]), env_params=params)
-    report = report_for(options["env"])
+    returns = policy.episode_returns(episodes, jax.random.PRNGKey(options.seed), env_params=params)
+    report = report_for(options.env)
     evaluations = evaluate_policies(env, params, policy.trainer, policy.state)
     out.mkdir(parents=True, exist_ok=True)
-    rows_file = Path(options["run_dir"]) / "metrics.jsonl"
+    rows_file = Path(options.run_dir) / "metrics.jsonl"
     rows = [json.loads(line) for line in rows_file.read_text().splitlines() if line.strip()] if rows_file.exists() else []
     summary = report.summarize(env, params, policy.trainer, policy.state, rows, evaluations, options, out)
     record = {
-        "run_dir": options["run_dir"], "env": env.name, "algo": options.get("algo", "ippo"), "seeds": policy.seeds,
-        "chunks_trained": policy.chunks_done, "episodes_per_seed": episodes,
-        "returns": {g: {"mean": float(r.mean()), "std_over_episodes": float(r.sum(-1).std(axis=1).mean()),
-                        "per_agent": r.mean(axis=(0, 1)).tolist(), "per_seed": r.sum(-1).mean(axis=1).tolist()}
-                    for g, r in returns.items()},
+        "run_dir": options.run_dir,
+        "env": env.name,
+        "algo": options.algo,
+        "seeds": policy.seeds,
+        "chunks_trained": policy.chunks_done,
+        "episodes_per_seed": episodes,
+        "returns": {
+            g: {
+                "mean": float(r.mean()),
+                "std_over_episodes": float(r.sum(-1).std(axis=1).mean()),
+                "per_agent": r.mean(axis=(0, 1)).tolist(),
+                "per_seed": r.sum(-1).mean(axis=1).tolist(),
+            }
+            for g, r in returns.items()
+        },
         "summary": summary,
     }
     atomic_write_text(out / "evaluation.json", json.dumps(_plain(record), indent=2) + "\n")
@@ -61,8 +71,12 @@ def _plain(tree: Any) -> Any:
 def main(argv: list[str] | None = None) -> int:
     from jaxclimate.train import key_value, parse_value
 
-    parser = argparse.ArgumentParser(prog="python -m jaxclimate.evaluate", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    parser = argparse.ArgumentParser(
+        prog="python -m jaxclimate.evaluate",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     parser.add_argument("run_dir", type=Path, help="a run directory of python -m jaxclimate.train")
     parser.add_argument("--episodes", type=int, default=8, help="episodes per seed (default 8)")
     parser.add_argument("--env-set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="an environment parameter to change")

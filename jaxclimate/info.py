@@ -81,12 +81,20 @@ def device_report() -> dict[str, Any]:
     import jaxlib
 
     return {
-        "python": platform.python_version(), "jaxclimate": jaxclimate.__version__, "jax": jax.__version__,
-        "jaxlib": getattr(jaxlib, "__version__", "?"), "cuda": _cuda_versions(), "backend": backend,
-        "process_count": jax.process_count(), "devices": devices, "host_memory_bytes": _host_memory_bytes(),
-        "x64": bool(jax.config.jax_enable_x64), "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "python": platform.python_version(),
+        "jaxclimate": jaxclimate.__version__,
+        "jax": jax.__version__,
+        "jaxlib": getattr(jaxlib, "__version__", "?"),
+        "cuda": _cuda_versions(),
+        "backend": backend,
+        "process_count": jax.process_count(),
+        "devices": devices,
+        "host_memory_bytes": _host_memory_bytes(),
+        "x64": bool(jax.config.jax_enable_x64),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "default_matmul_precision": jax.config.jax_default_matmul_precision,
-        "physics_precision": PHYSICS_PRECISION, "policy_precision": POLICY_PRECISION or "backend default",
+        "physics_precision": PHYSICS_PRECISION,
+        "policy_precision": POLICY_PRECISION or "backend default",
         "policy_matmuls_in_tf32": tf32,
     }
 
@@ -107,8 +115,15 @@ def probe(env_id: str, num_envs: int, seconds: float) -> dict[str, Any]:
         jax.block_until_ready(run(keys))
         times.append(time.perf_counter() - start)
     median = float(np.median(times))
-    return {"env": env_id, "num_envs": num_envs, "steps_per_call": PROBE_STEPS, "calls": len(times),
-            "compile_s": compile_s, "median_call_s": median, "env_steps_per_s": num_envs * PROBE_STEPS / median}
+    return {
+        "env": env_id,
+        "num_envs": num_envs,
+        "steps_per_call": PROBE_STEPS,
+        "calls": len(times),
+        "compile_s": compile_s,
+        "median_call_s": median,
+        "env_steps_per_s": num_envs * PROBE_STEPS / median,
+    }
 
 
 def _gib(n: int | None) -> str:
@@ -124,9 +139,11 @@ def print_report(report: dict[str, Any]) -> None:
         extra = f", {_gib(d['memory_bytes'])}" if d.get("memory_bytes") else ""
         extra += f", compute capability {d['compute_capability']}" if d.get("compute_capability") else ""
         print(f"  device {d['id']}: {d['kind']} ({d['platform']}{extra})")
-    print(f"matmul precision: physics {report['physics_precision']}; policies {report['policy_precision']}"
-          f"{' (TF32 on this GPU)' if report['policy_matmuls_in_tf32'] else ''}; "
-          f"jax_default_matmul_precision={report['default_matmul_precision']}")
+    print(
+        f"matmul precision: physics {report['physics_precision']}; policies {report['policy_precision']}"
+        f"{' (TF32 on this GPU)' if report['policy_matmuls_in_tf32'] else ''}; "
+        f"jax_default_matmul_precision={report['default_matmul_precision']}"
+    )
     print(f"x64: {report['x64']}; XLA_FLAGS: {report['xla_flags'] or '(none)'}")
 
 
@@ -154,8 +171,9 @@ def check_backend() -> None:
     if jax.default_backend() == "cpu" and not cpu_asked_for and os.environ.get("JAXCLIMATE_ALLOW_CPU") != "1" and gpu_present():
         raise RuntimeError(
             "A GPU is present (nvidia-smi lists it) but JAX runs on the CPU: its CUDA build is missing or was "
-            "replaced. Reinstall it (pip install -U \"jax[cuda12]\", or jax[cuda13] for CUDA 13 drivers) and "
-            "restart the runtime; or set JAXCLIMATE_ALLOW_CPU=1 to go on on the CPU.")
+            'replaced. Reinstall it (pip install -U "jax[cuda12]", or jax[cuda13] for CUDA 13 drivers) and '
+            "restart the runtime; or set JAXCLIMATE_ALLOW_CPU=1 to go on on the CPU."
+        )
 
 
 def banner() -> dict[str, Any]:

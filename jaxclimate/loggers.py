@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from jaxclimate.reporting import nan_mean
+from jaxclimate.run_options import RunOptions
 
 #: logger name -> (module it needs, the extra that installs it)
 LOGGERS = {"jsonl": (None, None), "tensorboard": ("tensorboardX", "tensorboard"), "wandb": ("wandb", "wandb")}
@@ -72,11 +73,11 @@ def scalars_of(row: dict[str, Any]) -> dict[str, float]:
 class TensorBoardLogger:
     """Event files under ``RUN_DIR/tensorboard`` (``tensorboard --logdir RUN_DIR``)."""
 
-    def __init__(self, run_dir: Path, options: dict[str, Any]):
+    def __init__(self, run_dir: Path, options: RunOptions):
         from tensorboardX import SummaryWriter
 
         self.writer = SummaryWriter(logdir=str(run_dir / "tensorboard"))
-        self.writer.add_text("config", "```\n" + json.dumps(options, indent=2, default=str) + "\n```", 0)
+        self.writer.add_text("config", "```\n" + json.dumps(options.recorded(), indent=2, default=str) + "\n```", 0)
 
     def log(self, scalars: dict[str, float], step: int) -> None:
         for name, value in scalars.items():
@@ -87,16 +88,17 @@ class TensorBoardLogger:
 
 
 class WandbLogger:
-    """A Weights & Biases run (project ``options["wandb_project"]``, default ``jaxclimate``),
+    """A Weights & Biases run (project ``options.wandb_project``, default ``jaxclimate``),
     files under ``RUN_DIR/wandb``; ``WANDB_MODE=offline`` keeps it local (``wandb sync`` later).
     The run's id is derived from the run folder, so ``--resume`` continues the same W&B run."""
 
-    def __init__(self, run_dir: Path, options: dict[str, Any]):
+    def __init__(self, run_dir: Path, options: RunOptions):
         import wandb
 
         run_id = f"{zlib.crc32(str(run_dir.resolve()).encode()):08x}"
-        self.run = wandb.init(project=options.get("wandb_project") or "jaxclimate", dir=str(run_dir), id=run_id,
-                              name=run_dir.name, config=options, resume="allow")
+        self.run = wandb.init(
+            project=options.wandb_project or "jaxclimate", dir=str(run_dir), id=run_id, name=run_dir.name, config=options.recorded(), resume="allow"
+        )
 
     def log(self, scalars: dict[str, float], step: int) -> None:
         self.run.log(scalars, step=step)
@@ -107,13 +109,13 @@ class WandbLogger:
 
 class MetricsSink:
     """``metrics.jsonl`` plus the requested loggers, written by the process that writes the
-    run's files (the others compute only). ``options`` are the run's recorded options (those
-    of ``config.json``), which the loggers keep beside the metrics."""
+    run's files (the others compute only). The loggers keep the run's recorded options (those
+    of ``config.json``) beside the metrics."""
 
-    def __init__(self, run_dir: Path, options: dict[str, Any], writer: bool):
+    def __init__(self, run_dir: Path, options: RunOptions, writer: bool):
         self.path, self.writer = run_dir / "metrics.jsonl", writer
         makers = {"tensorboard": TensorBoardLogger, "wandb": WandbLogger}
-        names = [n for n in options.get("loggers") or [] if n in makers]
+        names = [n for n in options.loggers if n in makers]
         self.loggers: list[Logger] = [makers[n](run_dir, options) for n in names] if writer else []
 
     def write(self, lines: list[str]) -> None:

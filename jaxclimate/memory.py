@@ -47,8 +47,7 @@ def check_fits(nbytes: int, what: str, lower: str, device: Any = None, share: fl
     device = jax.local_devices()[0] if device is None else device
     limit = device_memory_bytes(device)
     if limit is not None and nbytes > share * limit:
-        raise MemoryError(f"{what} needs {gib(nbytes)} on each {device.device_kind} device, more than "
-                          f"{share:.0%} of its {gib(limit)}; lower {lower}")
+        raise MemoryError(f"{what} needs {gib(nbytes)} on each {device.device_kind} device, more than {share:.0%} of its {gib(limit)}; lower {lower}")
 
 
 def split_batch(n: int, bytes_per_item: float, device: Any = None, share: float = 0.5) -> int:

@@ -23,6 +23,7 @@ import numpy as np
 
 from jaxclimate.checkpoint import Checkpointer
 from jaxclimate.reporting import episode_program
+from jaxclimate.run_options import RunOptions
 
 
 @dataclasses.dataclass
@@ -33,7 +34,7 @@ class TrainedPolicy:
     env_params: Any
     trainer: Any
     state: Any  # the run's training state, every seed stacked on axis 0 (host arrays)
-    options: dict
+    options: RunOptions  # the run's recorded options, run_dir the folder it was loaded from
     chunks_done: int
     _programs: dict = dataclasses.field(default_factory=dict, repr=False)  # (steps, deterministic) -> compiled roll-out
 
@@ -45,8 +46,16 @@ class TrainedPolicy:
         """What ``trainer.act`` needs of seed ``seed`` (network parameters, or actors)."""
         return self.trainer.policy(jax.tree_util.tree_map(lambda x: jnp.asarray(x[seed]), self.state))
 
-    def act(self, key: jax.Array, obs: dict, carry: Any = None, done: jax.Array | None = None, seed: int = 0,
-            deterministic: bool = True, mask: dict | None = None) -> tuple[dict, Any]:
+    def act(
+        self,
+        key: jax.Array,
+        obs: dict,
+        carry: Any = None,
+        done: jax.Array | None = None,
+        seed: int = 0,
+        deterministic: bool = True,
+        mask: dict | None = None,
+    ) -> tuple[dict, Any]:
         """Actions of seed ``seed``'s policy for a batch of envs (``obs``: group -> (B, N, ...));
         ``carry``/``done`` for recurrent networks (default: a fresh episode). Jittable."""
         batch = jax.tree_util.tree_leaves(obs)[0].shape[0]
@@ -54,8 +63,9 @@ class TrainedPolicy:
         done = jnp.ones((batch,), bool) if done is None else done
         return self.trainer.act(self.policy(seed), obs, carry, done, key, deterministic=deterministic, mask=mask)
 
-    def episode_returns(self, episodes: int = 1, key: jax.Array | None = None, deterministic: bool = True,
-                        env_params: Any = None) -> dict[str, np.ndarray]:
+    def episode_returns(
+        self, episodes: int = 1, key: jax.Array | None = None, deterministic: bool = True, env_params: Any = None
+    ) -> dict[str, np.ndarray]:
         """Each agent's return over one episode, for every seed × ``episodes`` episodes (each
         from its own key), in one compiled program: group -> (seeds, episodes, N)."""
         params = self.env_params if env_params is None else env_params
@@ -88,11 +98,11 @@ def load_policy(run_dir: str | Path, **env_overrides: Any) -> TrainedPolicy:
     config_file = run_dir / "config.json"
     if not config_file.exists():
         raise FileNotFoundError(f"{run_dir} is not a run directory: no config.json (python -m jaxclimate.train writes one)")
-    options = json.loads(config_file.read_text())
+    options = RunOptions.from_record(json.loads(config_file.read_text()), run_dir=str(run_dir))
     env, env_params, _, trainer = make_run(options)
     if env_overrides:
         env_params = env_params.replace(**env_overrides)
-    keys = jax.random.split(jax.random.PRNGKey(options["seed"]), options["seeds"])
+    keys = jax.random.split(jax.random.PRNGKey(options.seed), options.seeds)
     like = jax.eval_shape(jax.vmap(trainer.init), keys)
     checkpoints = Checkpointer(run_dir / "checkpoints")
     try:

@@ -29,6 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxclimate.run_options import RunOptions
+
 
 def report_for(env_id: str) -> "TrainingReport":
     """The training report registered with ``env_id`` (the base :class:`TrainingReport` if none)."""
@@ -47,17 +49,18 @@ class TrainingReport:
     def presets(self, env, algo: str) -> dict[str, dict[str, Any]]:
         return {}
 
-    def recorder(self, env, config, options: dict) -> Any:
+    def recorder(self, env, config, options: RunOptions) -> Any:
         return None
 
-    def rollout_hook(self, env, config, options: dict) -> Any:
-        rollout = options.get("rollout") or {}
+    def rollout_hook(self, env, config, options: RunOptions) -> Any:
+        rollout = options.rollout
         if rollout:
             raise ValueError(f"{env.name} takes no rollout options, got {sorted(rollout)}")
         return None
 
-    def summarize(self, env, env_params, trainer, state, rows: list[dict], evaluations: list[dict], options: dict,
-                  run_dir: Path) -> dict[str, Any]:
+    def summarize(
+        self, env, env_params, trainer, state, rows: list[dict], evaluations: list[dict], options: RunOptions, run_dir: Path
+    ) -> dict[str, Any]:
         return {}
 
     def summary_lines(self, summary: dict) -> list[str]:
@@ -67,8 +70,7 @@ class TrainingReport:
         return None
 
 
-def evaluate_policies(env, env_params, trainer, state, key: jax.Array | None = None,
-                      deterministic: bool = True) -> list[dict[str, Any]]:
+def evaluate_policies(env, env_params, trainer, state, key: jax.Array | None = None, deterministic: bool = True) -> list[dict[str, Any]]:
     """One episode of every seed's policy from a reset (deterministic actions by default; action
     masks applied where the env has them), all seeds in one compiled program: a ``lax.scan``
     over the episode, ``vmap``ped over the seeds of ``state``, with one transfer to the host at
@@ -89,8 +91,7 @@ def evaluate_policies(env, env_params, trainer, state, key: jax.Array | None = N
     return evaluations
 
 
-def evaluate_policy(env, env_params, trainer, state, seed_index: int = 0, key: jax.Array | None = None,
-                    deterministic: bool = True) -> dict[str, Any]:
+def evaluate_policy(env, env_params, trainer, state, seed_index: int = 0, key: jax.Array | None = None, deterministic: bool = True) -> dict[str, Any]:
     """:func:`evaluate_policies` for seed ``seed_index`` alone."""
     one = jax.tree_util.tree_map(lambda x: x[seed_index][None], state)
     return evaluate_policies(env, env_params, trainer, one, key, deterministic)[0]

@@ -34,9 +34,8 @@ import numpy as np  # noqa: E402
 
 from jaxclimate import distributed, train  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
-from jaxclimate.algos.registry import get_algorithm  # noqa: E402
-from jaxclimate.core.registry import make  # noqa: E402
-from jaxclimate.reporting import nan_mean, over_seeds, report_for  # noqa: E402
+from jaxclimate.reporting import nan_mean, over_seeds  # noqa: E402
+from jaxclimate.run_options import RunOptions  # noqa: E402
 
 FINAL_UPDATES = 5  # the final return is the mean over this many last updates
 
@@ -65,8 +64,10 @@ def sweep_inputs(key: str, texts: list[str], env_params: Any, config: Any) -> tu
         stack = {name: jnp.full((len(values),), v, jnp.float32) for name, v in traceable.items()}
         stack[key] = jnp.asarray(values, jnp.float32)
         return "algo", values, None, stack
-    raise ValueError(f"cannot sweep {key!r}: it is neither an EnvParams field ({sorted(env_fields)}) nor a traceable "
-                     f"hyper-parameter of the algorithm ({sorted(traceable) or 'none'}); other settings need separate runs")
+    raise ValueError(
+        f"cannot sweep {key!r}: it is neither an EnvParams field ({sorted(env_fields)}) nor a traceable "
+        f"hyper-parameter of the algorithm ({sorted(traceable) or 'none'}); other settings need separate runs"
+    )
 
 
 def _per_run(tree: Any, seeds: int) -> Any:
@@ -74,33 +75,32 @@ def _per_run(tree: Any, seeds: int) -> Any:
     return jax.tree_util.tree_map(lambda x: np.repeat(np.asarray(x), seeds, axis=0), tree)
 
 
-def run_sweep(options: dict[str, Any], key: str, texts: list[str], out: Path) -> dict[str, Any]:
-    env, env_params = make(options["env"], **options["env_overrides"])
-    algo = get_algorithm(options["algo"])
-    config = algo.config_cls(**options["config"])
-    report = report_for(options["env"])
-    trainer = algo.make_trainer(env, env_params, config, report.recorder(env, config, options),
-                                report.rollout_hook(env, config, options))
+def run_sweep(options: RunOptions, key: str, texts: list[str], out: Path) -> dict[str, Any]:
+    env, env_params, config, trainer = train.make_run(options)
     where, values, params_stack, hp_stack = sweep_inputs(key, texts, env_params, config)
-    seeds, n_values = options["seeds"], len(values)
+    seeds, n_values = options.seeds, len(values)
     placement = distributed.RunPlacement.over_devices(n_values * seeds)
-    keys = np.tile(np.asarray(jax.random.split(jax.random.PRNGKey(options["seed"]), seeds)), (n_values, 1))
+    keys = np.tile(np.asarray(jax.random.split(jax.random.PRNGKey(options.seed), seeds)), (n_values, 1))
     per_run_params = placement.from_host(_per_run(params_stack, seeds)) if where == "env" else None
     per_run_hp = placement.from_host(_per_run(hp_stack, seeds)) if where == "algo" else None
 
     init = placement.compile(lambda k, p: trainer.init(k, p), num_args=2)
     state = init(placement.from_host(keys), per_run_params)
-    sizes = train._chunk_sizes(config.num_updates, options["chunks"])
+    sizes = train._chunk_sizes(config.num_updates, options.chunks)
     runners: dict[int, Any] = {}
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=config.num_updates * config.steps_per_update * seeds * n_values, unit="step", unit_scale=True,
-               desc=f"sweep {key} ({n_values} values × {seeds} seeds)", disable=options["quiet"] or not distributed.is_writer())
+    bar = tqdm(
+        total=config.num_updates * config.steps_per_update * seeds * n_values,
+        unit="step",
+        unit_scale=True,
+        desc=f"sweep {key} ({n_values} values × {seeds} seeds)",
+        disable=options.quiet or not distributed.is_writer(),
+    )
     chunks, start = [], time.perf_counter()
     for n in sizes:
         if n not in runners:
-            runners[n] = placement.compile(
-                lambda rs, hp, p, n=n: trainer.run(rs, n, hp, p), num_args=3)
+            runners[n] = placement.compile(lambda rs, hp, p, n=n: trainer.run(rs, n, hp, p), num_args=3)
         state, metrics = runners[n](state, per_run_hp, per_run_params)
         chunks.append(placement.to_host(metrics))
         bar.update(n * config.steps_per_update * seeds * n_values)
@@ -108,14 +108,16 @@ def run_sweep(options: dict[str, Any], key: str, texts: list[str], out: Path) ->
     wall = time.perf_counter() - start
     metrics = jax.tree_util.tree_map(lambda *xs: np.concatenate(xs, axis=1), *chunks)  # (runs, updates, ...)
     result = summarize(env, key, where, values, seeds, metrics, config.steps_per_update)
-    result.update(options={k: v for k, v in options.items() if k not in ("resume", "quiet", "no_plots")},
-                  wall_seconds=wall, devices={"count": placement.num_devices, "processes": jax.process_count(),
-                                              "kind": placement.mesh.devices.flat[0].device_kind})
+    result.update(
+        options=options.recorded(),
+        wall_seconds=wall,
+        devices={"count": placement.num_devices, "processes": jax.process_count(), "kind": placement.mesh.devices.flat[0].device_kind},
+    )
     if distributed.is_writer():
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "sweep.json", json.dumps(result, indent=2) + "\n")
         atomic_write_text(out / "sweep.md", table(result) + "\n")
-        if not options.get("no_plots"):
+        if not options.no_plots:
             plot(result, out / "sweep.png")
         print(table(result))
     return result
@@ -135,12 +137,18 @@ def summarize(env, key: str, where: str, values: list, seeds: int, metrics: dict
             row["final_return_std"][group] = float(np.nanstd(final))
             row["curve"][group] = nan_mean(ret, axis=(0, 2)).tolist()
         if "episode" in metrics:
-            row["episode"] = {name: float(np.mean(np.asarray(v)[runs][:, -FINAL_UPDATES:]))
-                              for name, v in metrics["episode"].items()}
+            row["episode"] = {name: float(np.mean(np.asarray(v)[runs][:, -FINAL_UPDATES:])) for name, v in metrics["episode"].items()}
         rows.append(row)
     n_updates = len(rows[0]["curve"][env.agents and next(iter(env.agents))])
-    return {"env": env.name, "key": key, "where": where, "seeds": seeds, "groups": list(env.agents),
-            "env_steps": [(u + 1) * steps_per_update for u in range(n_updates)], "rows": rows}
+    return {
+        "env": env.name,
+        "key": key,
+        "where": where,
+        "seeds": seeds,
+        "groups": list(env.agents),
+        "env_steps": [(u + 1) * steps_per_update for u in range(n_updates)],
+        "rows": rows,
+    }
 
 
 def table(result: dict) -> str:
@@ -150,14 +158,17 @@ def table(result: dict) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     several = result["seeds"] > 1  # a spread only where there are seeds to spread
     for row in result["rows"]:
-        cells = [f"{row['value']:g}"] + [f"{row['final_return'][g]:.4g}" + (f" ± {row['final_return_std'][g]:.2g}" if several else "")
-                                        for g in groups]
+        cells = [f"{row['value']:g}"] + [
+            f"{row['final_return'][g]:.4g}" + (f" ± {row['final_return_std'][g]:.2g}" if several else "") for g in groups
+        ]
         cells += [f"{row['episode'][name]:.4g}" for name in episode]
         lines.append("| " + " | ".join(cells) + " |")
-    return (f"{result['env']}: {result['key']} ({'EnvParams' if result['where'] == 'env' else 'hyper-parameter'}), "
-            + (f"{result['seeds']} seeds per value, mean ± std over seeds" if several else "one seed per value")
-            + f" of the last {FINAL_UPDATES} updates\n\n"
-            + "\n".join(lines))
+    return (
+        f"{result['env']}: {result['key']} ({'EnvParams' if result['where'] == 'env' else 'hyper-parameter'}), "
+        + (f"{result['seeds']} seeds per value, mean ± std over seeds" if several else "one seed per value")
+        + f" of the last {FINAL_UPDATES} updates\n\n"
+        + "\n".join(lines)
+    )
 
 
 def plot(result: dict, path: Path) -> None:
@@ -175,8 +186,14 @@ def plot(result: dict, path: Path) -> None:
     x = [row["value"] for row in result["rows"]]
     several = result["seeds"] > 1
     for g in result["groups"]:
-        ax2.errorbar(x, [r["final_return"][g] for r in result["rows"]],
-                     yerr=[r["final_return_std"][g] for r in result["rows"]] if several else None, marker="o", capsize=3, label=g)
+        ax2.errorbar(
+            x,
+            [r["final_return"][g] for r in result["rows"]],
+            yerr=[r["final_return_std"][g] for r in result["rows"]] if several else None,
+            marker="o",
+            capsize=3,
+            label=g,
+        )
     if min(x) > 0 and max(x) / min(x) >= 20:
         ax2.set_xscale("log")
     ax2.set(xlabel=result["key"], ylabel=f"final return ({over_seeds(result['seeds'])})", title=f"{result['env']}: outcome per value")
@@ -190,8 +207,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     train.configure_compile_cache(argv)
     train.initialize_distributed(argv)
-    parser = argparse.ArgumentParser(prog="python -m jaxclimate.sweep", description=__doc__.split("\n\n")[0],
-                                     epilog="Every other option is python -m jaxclimate.train's (see its --help).")
+    parser = argparse.ArgumentParser(
+        prog="python -m jaxclimate.sweep",
+        description=__doc__.split("\n\n")[0],
+        epilog="Every other option is python -m jaxclimate.train's (see its --help).",
+    )
     parser.add_argument("sweep", help="KEY=v1,v2,... (an EnvParams field or a traceable hyper-parameter)")
     parser.add_argument("--out", type=Path, required=True, help="folder for sweep.json, sweep.md, sweep.png")
     args, rest = parser.parse_known_args(argv)

@@ -65,8 +65,7 @@ def rollout(env: Environment, params: EnvParams, key: jax.Array, num_steps: int,
         k_act, k_step = jax.random.split(step_key)
         actions = actions_fn(k_act, obs)
         obs, state, rewards, terminated, truncated, info = env.step(k_step, state, actions, params)
-        out = dict(obs=obs, actions=actions, rewards=rewards, terminated=terminated, truncated=truncated,
-                   final_obs=info["final_obs"], state=state)
+        out = dict(obs=obs, actions=actions, rewards=rewards, terminated=terminated, truncated=truncated, final_obs=info["final_obs"], state=state)
         return (obs, state), out
 
     _, outs = jax.lax.scan(body, (obs0, state), jax.random.split(key_run, num_steps))
@@ -103,9 +102,7 @@ def _check_spaces_and_values(env, params, key, num_steps, check_bounds) -> None:
             inside = jax.vmap(jax.vmap(obs_space.contains))(jnp.asarray(all_obs))
             assert bool(jnp.all(inside)), f"{env.name}: observation outside {obs_space} in group {group!r}"
         acts = outs["actions"][group]
-        assert bool(jnp.all(jax.vmap(jax.vmap(act_space.contains))(acts))), (
-            f"{env.name}: sampled action outside {act_space} in group {group!r}"
-        )
+        assert bool(jnp.all(jax.vmap(jax.vmap(act_space.contains))(acts))), f"{env.name}: sampled action outside {act_space} in group {group!r}"
         rewards = np.asarray(outs["rewards"][group])
         assert rewards.shape == (num_steps, n), f"{env.name}: rewards[{group!r}] shape {rewards.shape[1:]}, expected {(n,)}"
         assert np.all(np.isfinite(rewards)), f"{env.name}: non-finite reward in group {group!r}"

@@ -67,6 +67,7 @@ from jaxclimate.algos.registry import algorithms, get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make, registered_envs  # noqa: E402
 from jaxclimate.loggers import MetricsSink, parse_loggers  # noqa: E402
 from jaxclimate.reporting import evaluate_policies, nan_mean, plot_returns, report_for  # noqa: E402
+from jaxclimate.run_options import RunOptions  # noqa: E402
 
 # --- options ----------------------------------------------------------------------------------
 
@@ -100,17 +101,18 @@ def key_value(text: str) -> tuple[str, str]:
 
 def add_distributed_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("several processes or hosts (jax.distributed; see docs/guide.md)")
-    group.add_argument("--coordinator", metavar="HOST:PORT",
-                       help=f"address of process 0's coordinator (or ${distributed.ENV_COORDINATOR})")
+    group.add_argument("--coordinator", metavar="HOST:PORT", help=f"address of process 0's coordinator (or ${distributed.ENV_COORDINATOR})")
     group.add_argument("--num-processes", type=int, help=f"processes in the run (or ${distributed.ENV_NUM_PROCESSES})")
     group.add_argument("--process-id", type=int, help=f"this process, 0..N-1 (or ${distributed.ENV_PROCESS_ID})")
-    group.add_argument("--cpu-processes", type=int, metavar="N",
-                       help="use N CPU cores as N processes of one run on this machine (loopback jax.distributed)")
+    group.add_argument(
+        "--cpu-processes", type=int, metavar="N", help="use N CPU cores as N processes of one run on this machine (loopback jax.distributed)"
+    )
 
 
 def add_cache_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--no-compile-cache", action="store_true",
-                        help="do not read or write JAX's persistent compilation cache (~/.cache/jaxclimate/xla)")
+    parser.add_argument(
+        "--no-compile-cache", action="store_true", help="do not read or write JAX's persistent compilation cache (~/.cache/jaxclimate/xla)"
+    )
 
 
 def configure_compile_cache(argv: list[str] | None = None) -> Path | None:
@@ -145,9 +147,11 @@ def start_cpu_processes(argv: list[str]) -> tuple[list[str], list[subprocess.Pop
     if args.cpu_processes is None or args.cpu_processes == 1:
         return argv, []
     if args.cpu_processes < 1 or args.coordinator or args.num_processes or args.process_id is not None:
-        parser.error(f"--cpu-processes must be >= 1 (got {args.cpu_processes}) and starts its own processes "
-                     "(no --coordinator, --num-processes or --process-id beside it)")
-    base = [a for i, a in enumerate(argv) if not (a.startswith("--cpu-processes") or argv[i - 1:i] == ["--cpu-processes"])]
+        parser.error(
+            f"--cpu-processes must be >= 1 (got {args.cpu_processes}) and starts its own processes "
+            "(no --coordinator, --num-processes or --process-id beside it)"
+        )
+    base = [a for i, a in enumerate(argv) if not (a.startswith("--cpu-processes") or argv[i - 1 : i] == ["--cpu-processes"])]
     os.environ["XLA_FLAGS"] = _xla.without_flag(os.environ.get("XLA_FLAGS", ""), "xla_force_host_platform_device_count")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -172,7 +176,8 @@ def wait_for(children: list[subprocess.Popen], failed: bool) -> int:
 
 RECURRENT_ON_HOST_DEVICES = (
     "{n} XLA:CPU devices in one process (--xla_force_host_platform_device_count) can hang with a recurrent network "
-    "(docs/guide.md); use --cpu-processes {n} instead (one process per core), or --network mlp")
+    "(docs/guide.md); use --cpu-processes {n} instead (one process per core), or --network mlp"
+)
 
 
 def _cpu_devices_in_process() -> int:
@@ -181,7 +186,8 @@ def _cpu_devices_in_process() -> int:
 
 HOST_CALLBACK_REFUSED = (
     "{env}: every step calls back to the host (a host round trip per step, far slower than a compiled step); "
-    "{advice}or pass --allow-host-callback to train on it anyway")
+    "{advice}or pass --allow-host-callback to train on it anyway"
+)
 
 
 #: A ``-gpu`` preset's parallel envs per seed, against its base preset's.
@@ -199,8 +205,7 @@ def with_gpu_presets(presets: dict[str, dict], config_cls: type) -> dict[str, di
     out = dict(presets)
     for name, preset in presets.items():
         value = lambda key, p=preset: p.get(key, getattr(defaults, key))  # noqa: E731
-        sized = {**preset, "num_envs": value("num_envs") * GPU_ENV_SCALE,
-                 "total_timesteps": value("total_timesteps") * GPU_ENV_SCALE}
+        sized = {**preset, "num_envs": value("num_envs") * GPU_ENV_SCALE, "total_timesteps": value("total_timesteps") * GPU_ENV_SCALE}
         if value("minibatch_size") == 0:
             sized["num_minibatches"] = value("num_minibatches") * GPU_ENV_SCALE
         out[f"{name}-gpu"] = sized
@@ -220,13 +225,18 @@ def default_preset(presets: dict[str, dict], sized_by_user: bool = False) -> str
 def _config_from_flags(parser: argparse.ArgumentParser, args: argparse.Namespace, algo, presets: dict) -> tuple[str | None, dict]:
     """The preset (named, or the default for this device) and the algorithm's config fields it
     and the flags set (``--total-timesteps``, ``--num-envs``, ``--network``, ``--fed``, ``--set``)."""
-    sized_by_user = args.total_timesteps is not None or args.num_envs is not None or any(
-        key in ("total_timesteps", "num_envs") for key, _ in args.set)
+    sized_by_user = (
+        args.total_timesteps is not None or args.num_envs is not None or any(key in ("total_timesteps", "num_envs") for key, _ in args.set)
+    )
     preset = args.preset if args.preset is not None else default_preset(presets, sized_by_user)
     config = dict(presets.get(preset, {}))
     fields = {f.name: f for f in dataclasses.fields(algo.config_cls)}
-    shortcuts = (("--total-timesteps", "total_timesteps", args.total_timesteps), ("--num-envs", "num_envs", args.num_envs),
-                 ("--network", "network", args.network), ("--fed", "federation_period", args.fed))
+    shortcuts = (
+        ("--total-timesteps", "total_timesteps", args.total_timesteps),
+        ("--num-envs", "num_envs", args.num_envs),
+        ("--network", "network", args.network),
+        ("--fed", "federation_period", args.fed),
+    )
     for flag, name, value in shortcuts:
         if value is not None:
             if name not in fields:
@@ -246,11 +256,12 @@ def _config_from_flags(parser: argparse.ArgumentParser, args: argparse.Namespace
 def make_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m jaxclimate.train``."""
     parser = argparse.ArgumentParser(
-        prog="python -m jaxclimate.train", description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("Examples::")[1],
+        prog="python -m jaxclimate.train",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("Examples::")[1],
     )
-    parser.add_argument("--env", default="climate-mitigation",
-                        help=f"environment id (default climate-mitigation): {', '.join(registered_envs())}")
+    parser.add_argument("--env", default="climate-mitigation", help=f"environment id (default climate-mitigation): {', '.join(registered_envs())}")
     parser.add_argument("--list", action="store_true", help="list environment ids, algorithms and their presets, then exit")
     parser.add_argument("--algo", default="ippo", choices=sorted(algorithms()), help="learning algorithm (default ippo)")
     parser.add_argument("--preset", help="named hyper-parameter set of the environment for the algorithm (default: its first)")
@@ -262,10 +273,20 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num-envs", type=int, help="parallel environments per seed")
     parser.add_argument("--network", choices=["mlp", "lstm", "gru"], help="actor-critic network (IPPO)")
     parser.add_argument("--fed", type=int, metavar="K", help="federated averaging every K episodes, 0 = never (ddpg/td3/tqc)")
-    parser.add_argument("--set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="algorithm config field override (repeatable)")
-    parser.add_argument("--env-set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="environment parameter or option override")
-    parser.add_argument("--rollout-set", action="append", default=[], type=key_value, metavar="KEY=VALUE",
-                        help="rollout option of the environment's training report (invest-esg: seed_years, seed_companies, ...)")
+    parser.add_argument(
+        "--set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="algorithm config field override (repeatable)"
+    )
+    parser.add_argument(
+        "--env-set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="environment parameter or option override"
+    )
+    parser.add_argument(
+        "--rollout-set",
+        action="append",
+        default=[],
+        type=key_value,
+        metavar="KEY=VALUE",
+        help="rollout option of the environment's training report (invest-esg: seed_years, seed_companies, ...)",
+    )
     parser.add_argument("--chunks", type=int, default=20, help="compiled chunks the run is split into (progress granularity; default 20)")
     parser.add_argument("--checkpoint-every", type=int, default=5, help="checkpoint every N chunks (default 5; always at the end)")
     parser.add_argument("--reservoir", type=int, default=2000, help="climate game: training episodes kept per seed for the consistency replay")
@@ -273,11 +294,16 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--logger", default="jsonl", metavar="NAMES",
-                        help="where metrics go besides metrics.jsonl: tensorboard, wandb (comma-separated; default jsonl alone)")
+    parser.add_argument(
+        "--logger",
+        default="jsonl",
+        metavar="NAMES",
+        help="where metrics go besides metrics.jsonl: tensorboard, wandb (comma-separated; default jsonl alone)",
+    )
     parser.add_argument("--wandb-project", default="jaxclimate", help="W&B project for --logger wandb (default jaxclimate)")
-    parser.add_argument("--allow-host-callback", action="store_true",
-                        help="train even where each env step calls back to the host (the climate game's cicero engine)")
+    parser.add_argument(
+        "--allow-host-callback", action="store_true", help="train even where each env step calls back to the host (the climate game's cicero engine)"
+    )
     add_cache_flag(parser)
     add_distributed_flags(parser)
     return parser
@@ -300,13 +326,18 @@ def list_text() -> str:
 
 def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """The numeric flags' valid ranges, which argparse does not know: one line each, before anything is built."""
-    for flag, value, low in (("--seeds", args.seeds, 1), ("--seed", args.seed, 0), ("--chunks", args.chunks, 1),
-                             ("--checkpoint-every", args.checkpoint_every, 1), ("--reservoir", args.reservoir, 0)):
+    for flag, value, low in (
+        ("--seeds", args.seeds, 1),
+        ("--seed", args.seed, 0),
+        ("--chunks", args.chunks, 1),
+        ("--checkpoint-every", args.checkpoint_every, 1),
+        ("--reservoir", args.reservoir, 0),
+    ):
         if value < low:
             parser.error(f"{flag} must be >= {low}, got {value}")
 
 
-def build_options(argv: list[str] | None = None) -> dict[str, Any]:
+def build_options(argv: list[str] | None = None) -> RunOptions:
     parser = make_parser()
     args = parser.parse_args(argv)
     if args.list:
@@ -316,10 +347,8 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         path = args.resume / "config.json"
         if not path.exists():
             parser.error(f"--resume: {path} not found")
-        options = json.loads(path.read_text())
-        options.setdefault("config", options.pop("ippo", None))  # run directories of earlier versions
-        options.update(run_dir=str(args.resume), resume=True, quiet=args.quiet, no_plots=args.no_plots)
-        return options
+        record = json.loads(path.read_text())
+        return RunOptions.from_record(record, run_dir=str(args.resume), resume=True, quiet=args.quiet, no_plots=args.no_plots)
 
     if args.env not in registered_envs():
         parser.error(f"--env must be one of {registered_envs()}, got {args.env!r}")
@@ -345,8 +374,11 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         parser.error(f"--preset: {env.name} has {sorted(presets) or 'no'} presets for {algo.name}, got {args.preset!r}")
     preset, config = _config_from_flags(parser, args, algo, presets)
     if not presets:
-        print(f"note: {env.name} has no {algo.name} preset; training with {algo.config_cls.__name__}'s defaults and your "
-              f"flags (python -m jaxclimate.train --list shows the presets)", file=sys.stderr)
+        print(
+            f"note: {env.name} has no {algo.name} preset; training with {algo.config_cls.__name__}'s defaults and your "
+            f"flags (python -m jaxclimate.train --list shows the presets)",
+            file=sys.stderr,
+        )
     try:
         algo.config_cls(**config)
     except (ValueError, TypeError) as err:
@@ -360,12 +392,24 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
         parser.error(f"--run-dir: {args.run_dir} is a file, not a folder")
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     tag = re.sub(r"[^A-Za-z0-9_.+-]+", "-", env.name).strip("-")
-    options = dict(
-        env=args.env, env_overrides=env_overrides, algo=algo.name, preset=preset, config=config, seeds=args.seeds,
-        seed=args.seed, chunks=args.chunks, checkpoint_every=args.checkpoint_every, reservoir=args.reservoir,
+    options = RunOptions(
+        env=args.env,
+        env_overrides=env_overrides,
+        algo=algo.name,
+        preset=preset,
+        config=config,
+        seeds=args.seeds,
+        seed=args.seed,
+        chunks=args.chunks,
+        checkpoint_every=args.checkpoint_every,
+        reservoir=args.reservoir,
         rollout={k: parse_value(v) for k, v in dict(args.rollout_set).items()},
-        run_dir=str(args.run_dir or Path("runs") / f"{tag}-{algo.name}-{stamp}"), resume=False, quiet=args.quiet,
-        no_plots=args.no_plots, loggers=loggers, wandb_project=args.wandb_project,
+        run_dir=str(args.run_dir or Path("runs") / f"{tag}-{algo.name}-{stamp}"),
+        resume=False,
+        quiet=args.quiet,
+        no_plots=args.no_plots,
+        loggers=tuple(loggers),
+        wandb_project=args.wandb_project,
     )
     try:
         make_run(options)
@@ -377,7 +421,7 @@ def build_options(argv: list[str] | None = None) -> dict[str, Any]:
 # --- the run ------------------------------------------------------------------------------------
 
 
-def resolved_config(config: Any, env_params: Any, options: dict[str, Any]) -> dict[str, Any]:
+def resolved_config(config: Any, env_params: Any, options: RunOptions) -> dict[str, Any]:
     """What the run actually uses, defaults included: every field of the algorithm's config,
     the environment's parameters (arrays of more than 64 values by shape only), and the env
     steps the run will take per seed (whole updates: at most ``total_timesteps``)."""
@@ -385,16 +429,23 @@ def resolved_config(config: Any, env_params: Any, options: dict[str, Any]) -> di
     for field in dataclasses.fields(env_params):
         value = np.asarray(getattr(env_params, field.name))
         params[field.name] = value.tolist() if value.size <= 64 else f"array{list(value.shape)}"
-    return {"algo_config": dataclasses.asdict(config), "env_params": params, "updates": config.num_updates,
-            "env_steps_per_update": config.steps_per_update, "env_steps_per_seed": config.num_updates * config.steps_per_update,
-            "seeds": options["seeds"]}
+    return {
+        "algo_config": dataclasses.asdict(config),
+        "env_params": params,
+        "updates": config.num_updates,
+        "env_steps_per_update": config.steps_per_update,
+        "env_steps_per_seed": config.num_updates * config.steps_per_update,
+        "seeds": options.seeds,
+    }
 
 
-def steps_line(config: Any, options: dict[str, Any]) -> str:
+def steps_line(config: Any, options: RunOptions) -> str:
     """The run's length as it will be, said once at the start (and why, where it differs from the request)."""
     steps = config.num_updates * config.steps_per_update
-    line = (f"{options.get('algo', 'ippo')} on {options['env']}: {config.num_updates:,} updates × {config.steps_per_update:,} env "
-            f"steps = {steps:,} env steps per seed, {options['seeds']} seed(s)")
+    line = (
+        f"{options.algo} on {options.env}: {config.num_updates:,} updates × {config.steps_per_update:,} env "
+        f"steps = {steps:,} env steps per seed, {options.seeds} seed(s)"
+    )
     asked = getattr(config, "total_timesteps", steps)
     if asked != steps:
         line += f" (total_timesteps {asked:,} rounded down to whole updates)"
@@ -430,48 +481,46 @@ def metric_lines(metrics: dict, first_update: int, steps_per_update: int) -> lis
     return lines
 
 
-def make_run(options: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+def make_run(options: RunOptions) -> tuple[Any, Any, Any, Any]:
     """The environment, its parameters, the algorithm's config and the trainer ``options``
     describe; ``ValueError``/``TypeError`` if they cannot train together."""
-    env, env_params = make(options["env"], **options["env_overrides"])
-    algo = get_algorithm(options.get("algo", "ippo"))
-    config = algo.config_cls(**options["config"])
-    report = report_for(options["env"])
-    trainer = algo.make_trainer(env, env_params, config, report.recorder(env, config, options),
-                                report.rollout_hook(env, config, options))
+    env, env_params = make(options.env, **options.env_overrides)
+    algo = get_algorithm(options.algo)
+    config = algo.config_cls(**options.config)
+    report = report_for(options.env)
+    trainer = algo.make_trainer(env, env_params, config, report.recorder(env, config, options), report.rollout_hook(env, config, options))
     return env, env_params, config, trainer
 
 
-def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[str, Any]:
+def run(options: RunOptions, stop_after_chunks: int | None = None) -> dict[str, Any]:
     """Train as ``options`` say (see :func:`build_options`); returns the summary dict.
     ``stop_after_chunks`` stops early as an interrupt would (after saving a checkpoint)."""
     from jaxclimate.checkpoint import Checkpointer
 
-    run_dir = Path(options["run_dir"])
+    run_dir = Path(options.run_dir)
     writer = distributed.is_writer()  # process 0 writes the run's files; every process computes
-    if not options["resume"] and (run_dir / "checkpoints").exists() and any((run_dir / "checkpoints").iterdir()):
+    if not options.resume and (run_dir / "checkpoints").exists() and any((run_dir / "checkpoints").iterdir()):
         raise SystemExit(f"error: {run_dir} already holds checkpoints; continue it with --resume {run_dir} or choose another --run-dir")
     env, env_params, config, trainer = make_run(options)  # a run that cannot start leaves no folder behind
     run_dir.mkdir(parents=True, exist_ok=True)
-    recorded = {k: v for k, v in options.items() if k not in ("resume", "quiet", "no_plots")}  # what config.json keeps
-    if not options["resume"] and writer:
+    if not options.resume and writer:
         resolved = resolved_config(config, env_params, options)
-        atomic_write_text(run_dir / "config.json", json.dumps(dict(recorded, resolved=resolved), indent=2, default=str) + "\n")
+        atomic_write_text(run_dir / "config.json", json.dumps(dict(options.recorded(), resolved=resolved), indent=2, default=str) + "\n")
         (run_dir / "metrics.jsonl").unlink(missing_ok=True)
-    sink = MetricsSink(run_dir, recorded, writer)
-    algo, report = get_algorithm(options.get("algo", "ippo")), report_for(options["env"])
-    seeds = options["seeds"]
+    sink = MetricsSink(run_dir, options, writer)
+    algo, report = get_algorithm(options.algo), report_for(options.env)
+    seeds = options.seeds
     # the seed axis laid over every device of every process (one device: plain jit(vmap))
     placement = distributed.RunPlacement.over_devices(seeds)
-    keys = np.asarray(jax.random.split(jax.random.PRNGKey(options["seed"]), seeds))
+    keys = np.asarray(jax.random.split(jax.random.PRNGKey(options.seed), seeds))
     check_state_fits(trainer, config, keys, placement)
-    if writer and not options["quiet"]:
+    if writer and not options.quiet:
         print(steps_line(config, options), file=sys.stderr)
     state = placement.compile(trainer.init)(placement.from_host(keys))
-    sizes = _chunk_sizes(config.num_updates, options["chunks"])
+    sizes = _chunk_sizes(config.num_updates, options.chunks)
     ckpt = Checkpointer(run_dir / "checkpoints")
     done_chunks = 0
-    if options["resume"]:
+    if options.resume:
         state, done_chunks = _resume(state, ckpt, placement, sizes, config.steps_per_update, run_dir, writer)
     runners = {}
 
@@ -483,9 +532,15 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     from tqdm.auto import tqdm
 
     total = config.num_updates * config.steps_per_update * seeds
-    bar = tqdm(total=total, initial=sum(sizes[:done_chunks]) * config.steps_per_update * seeds, unit="step",
-               unit_scale=True, desc=f"{algo.name.upper()} {env.name}", disable=options["quiet"] or not writer,
-               smoothing=0.3)
+    bar = tqdm(
+        total=total,
+        initial=sum(sizes[:done_chunks]) * config.steps_per_update * seeds,
+        unit="step",
+        unit_scale=True,
+        desc=f"{algo.name.upper()} {env.name}",
+        disable=options.quiet or not writer,
+        smoothing=0.3,
+    )
     interrupted = False
     wall = time.perf_counter()
     chunks_done = done_chunks  # chunks whose state *and* metrics are complete
@@ -496,8 +551,9 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
         sink.write(lines)
         last = json.loads(lines[-1])
         bar.update(sizes[chunk] * config.steps_per_update * seeds)
-        bar.set_postfix({g: "no episode ended" if np.isnan(last[g]["episode_return_mean"]) else f"{last[g]['episode_return_mean']:.3f}"
-                         for g in env.agents})
+        bar.set_postfix(
+            {g: "no episode ended" if np.isnan(last[g]["episode_return_mean"]) else f"{last[g]['episode_return_mean']:.3f}" for g in env.agents}
+        )
 
     pending, non_finite = None, None  # pending: (chunk, metrics) computed on the device, metrics not yet written
     try:
@@ -513,7 +569,7 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
             if non_finite:
                 break
             chunks_done = chunk + 1
-            if (chunk + 1) % options["checkpoint_every"] == 0 or chunk + 1 == len(sizes):
+            if (chunk + 1) % options.checkpoint_every == 0 or chunk + 1 == len(sizes):
                 ckpt.save(chunk + 1, placement.to_host(state))
     except KeyboardInterrupt:
         interrupted = True
@@ -534,8 +590,7 @@ def run(options: dict[str, Any], stop_after_chunks: int | None = None) -> dict[s
     ckpt.close()
     if not writer:
         return {"process": jax.process_index(), "devices": placement.num_devices, "state": host_state}
-    devices = {"count": placement.num_devices, "processes": jax.process_count(),
-               "kind": placement.mesh.devices.flat[0].device_kind}
+    devices = {"count": placement.num_devices, "processes": jax.process_count(), "kind": placement.mesh.devices.flat[0].device_kind}
     summary = _finish(env, env_params, trainer, host_state, options, run_dir, elapsed, report, devices)
     summary["state"] = host_state
     return summary
@@ -549,9 +604,11 @@ def _resume(state, ckpt, placement, sizes: list[int], steps_per_update: int, run
         state, done_chunks = placement.from_host(restored), int(ckpt.latest_step())
     if writer:
         _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[:done_chunks]))
-        print(f"resuming {run_dir} after chunk {done_chunks}/{len(sizes)} ({sum(sizes[:done_chunks]) * steps_per_update:,} "
-              "env steps per seed)" if done_chunks else
-              f"resuming {run_dir}: no checkpoint yet, starting it from the beginning with its saved configuration")
+        print(
+            f"resuming {run_dir} after chunk {done_chunks}/{len(sizes)} ({sum(sizes[:done_chunks]) * steps_per_update:,} env steps per seed)"
+            if done_chunks
+            else f"resuming {run_dir}: no checkpoint yet, starting it from the beginning with its saved configuration"
+        )
     return state, done_chunks
 
 
@@ -574,8 +631,10 @@ def _first_non_finite(flags: dict[str, np.ndarray], chunk: int, last_finite: int
         seeds = np.flatnonzero(np.asarray(flags[quantity]))
         if seeds.size:
             kept = f"the last finite checkpoint is chunk {last_finite}" if last_finite else "no checkpoint was kept"
-            return (f"error: non-finite {quantity} in chunk {chunk + 1}, seed {int(seeds[0])}"
-                    f"{f' (and {seeds.size - 1} more)' if seeds.size > 1 else ''}: training stopped; {kept}")
+            return (
+                f"error: non-finite {quantity} in chunk {chunk + 1}, seed {int(seeds[0])}"
+                f"{f' (and {seeds.size - 1} more)' if seeds.size > 1 else ''}: training stopped; {kept}"
+            )
     return None
 
 
@@ -595,8 +654,10 @@ def _stop(state, chunks_done: int, sizes: list[int], ckpt, placement, run_dir: P
     resumable = ckpt.latest_step() is not None
     ckpt.close()
     if writer:
-        print(f"stopped after {chunks_done}/{len(sizes)} chunks; " + (
-            f"continue with: python -m jaxclimate.train --resume {run_dir}" if resumable else "no checkpoint yet: start again"))
+        print(
+            f"stopped after {chunks_done}/{len(sizes)} chunks; "
+            + (f"continue with: python -m jaxclimate.train --resume {run_dir}" if resumable else "no checkpoint yet: start again")
+        )
     return {"interrupted": True, "chunks_done": chunks_done, "state": host_state}
 
 
@@ -627,32 +688,38 @@ def _truncate_metrics(path: Path, updates: int) -> None:
 # --- the end of a run: evaluation, summary, plots ----------------------------------------------
 
 
-def _finish(env, env_params, trainer, state, options, run_dir, elapsed, report, devices) -> dict[str, Any]:
+def _finish(env, env_params, trainer, state, options: RunOptions, run_dir, elapsed, report, devices) -> dict[str, Any]:
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
     last = rows[-5:]
     summary: dict[str, Any] = {
-        "env": env.name, "algo": options.get("algo", "ippo"), "preset": options.get("preset"), "seeds": options["seeds"],
-        "updates": len(rows), "env_steps_per_seed": rows[-1]["env_steps"], "wall_seconds_this_session": elapsed,
-        "device": devices["kind"], "devices": devices,
+        "env": env.name,
+        "algo": options.algo,
+        "preset": options.preset,
+        "seeds": options.seeds,
+        "updates": len(rows),
+        "env_steps_per_seed": rows[-1]["env_steps"],
+        "wall_seconds_this_session": elapsed,
+        "device": devices["kind"],
+        "devices": devices,
         "final_return": {g: nan_mean([r[g]["episode_return"] for r in last], axis=(0, 1)).tolist() for g in env.agents},
     }
     if "episode" in rows[-1]:  # the environment's episode metrics, mean over the last updates and seeds
-        summary["final_episode_metrics"] = {
-            name: nan_mean([r["episode"][name] for r in last], axis=(0, 1)).tolist() for name in rows[-1]["episode"]
-        }
+        summary["final_episode_metrics"] = {name: nan_mean([r["episode"][name] for r in last], axis=(0, 1)).tolist() for name in rows[-1]["episode"]}
     evaluations = evaluate_policies(env, env_params, trainer, state)
     summary.update(report.summarize(env, env_params, trainer, state, rows, evaluations, options, run_dir))
     atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     _print_summary(summary, env, report)
-    if not options.get("no_plots"):
+    if not options.no_plots:
         plot_returns(env, rows, run_dir)
         report.plot(env, rows, summary, evaluations, run_dir)
     return summary
 
 
 def _print_summary(summary: dict, env, report) -> None:
-    print(f"\n{summary['env']} ({summary['algo']}): {summary['updates']} updates, {summary['env_steps_per_seed']:,} env steps per "
-          f"seed, {summary['seeds']} seed(s), {summary['wall_seconds_this_session']:.1f} s")
+    print(
+        f"\n{summary['env']} ({summary['algo']}): {summary['updates']} updates, {summary['env_steps_per_seed']:,} env steps per "
+        f"seed, {summary['seeds']} seed(s), {summary['wall_seconds_this_session']:.1f} s"
+    )
     for group, returns in summary["final_return"].items():
         print(f"\n[{group}] mean episode return of the last updates\n{'agent':>6} {'return':>12}")
         for i, r in enumerate(returns):
@@ -669,7 +736,7 @@ def main(argv: list[str] | None = None) -> int:
         initialize_distributed(argv)
         options = build_options(argv)
         if distributed.is_writer():
-            print(f"run directory: {options['run_dir']}")
+            print(f"run directory: {options.run_dir}")
         result = run(options)
         code = 130 if result.get("interrupted") else 1 if result.get("non_finite") else 0
     finally:

@@ -93,8 +93,8 @@ jax.monitoring.register_event_duration_secs_listener(_on_duration)
 
 def pytest_addoption(parser):
     parser.addoption(
-        "--compile-report", type=int, default=0, metavar="N",
-        help="print the N slowest tests with their JAX compile time (this process only)")
+        "--compile-report", type=int, default=0, metavar="N", help="print the N slowest tests with their JAX compile time (this process only)"
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -150,8 +150,9 @@ def pytest_terminal_summary(terminalreporter, config):
     for nodeid, t in rows[:n]:
         share = t["compile_s"] / t["total_s"] if t["total_s"] else 0.0
         tr.write_line(f"{t['total_s']:8.1f} {t['compile_s']:9.1f} {share:6.0%}  {nodeid}")
-    tr.write_line(f"all {len(_timings)} tests: {total:.0f} s of test time, {compiled:.0f} s compiling "
-                  f"({compiled / total:.0%}; subprocesses not counted)")
+    tr.write_line(
+        f"all {len(_timings)} tests: {total:.0f} s of test time, {compiled:.0f} s compiling ({compiled / total:.0%}; subprocesses not counted)"
+    )
 
 
 @pytest.fixture

@@ -15,8 +15,9 @@ from baselines import gradient_alignment as ga  # noqa: E402
 @pytest.mark.slow
 def test_tiny_run_compares_gradients_of_both_engines(tmp_path):
     out = tmp_path / "ga.json"
-    results = ga.main(["--scenarios", "i", "--episodes", "16", "--train-iterations", "3", "--train-episodes", "8",
-                       "--hidden", "8", "--out", str(out)])
+    results = ga.main(
+        ["--scenarios", "i", "--episodes", "16", "--train-iterations", "3", "--train-episodes", "8", "--hidden", "8", "--out", str(out)]
+    )
     saved = json.loads(out.read_text())
     assert saved == json.loads(json.dumps(results))
     rows = saved["scenarios"][0]["policies"]

@@ -22,8 +22,9 @@ def load(name: str):
 
 @pytest.mark.slow
 def test_invest_esg_baseline_tiny_run(tmp_path):
-    out = load("invest_esg").main(["--settings", "fig3", "--steps", "2000", "--seeds", "2", "--chunks", "2", "--hidden", "8",
-                                   "--episodes", "20", "--out", str(tmp_path)])
+    out = load("invest_esg").main(
+        ["--settings", "fig3", "--steps", "2000", "--seeds", "2", "--chunks", "2", "--hidden", "8", "--episodes", "20", "--out", str(tmp_path)]
+    )
     sweep = json.loads((tmp_path / "invest_esg_authors_jax.json").read_text())
     assert list(sweep["settings"]) == ["status_quo", "mandate", "alpha0.5", "alpha1", "alpha10", "alpha100"]
     assert sweep["env_steps"] == [1000, 2000] and sweep["seeds"] == 2
@@ -42,8 +43,24 @@ def test_invest_esg_baseline_tiny_run(tmp_path):
 @pytest.mark.slow
 def test_fedrain_baseline_tiny_run_and_resume(tmp_path):
     module = load("fedrain")
-    argv = ["--envs", "ebm-v1", "ebm-v3-a2", "--regimes", "fed05", "nofed", "--seeds", "2", "--steps", "1000",
-            "--set", "learning_starts=100", "--set", "hidden_size=16", "--out", str(tmp_path)]
+    argv = [
+        "--envs",
+        "ebm-v1",
+        "ebm-v3-a2",
+        "--regimes",
+        "fed05",
+        "nofed",
+        "--seeds",
+        "2",
+        "--steps",
+        "1000",
+        "--set",
+        "learning_starts=100",
+        "--set",
+        "hidden_size=16",
+        "--out",
+        str(tmp_path),
+    ]
     records = module.main(argv)
     rows = records["ddpg"]["rows"]
     assert list(rows) == ["ebm-v1/nofed", "ebm-v3-a2/fed05", "ebm-v3-a2/nofed"]
@@ -63,8 +80,23 @@ def test_fedrain_baseline_tiny_run_and_resume(tmp_path):
     assert again["ddpg"]["rows"]["ebm-v1/nofed"]["train_s"] == rows["ebm-v1/nofed"]["train_s"]
     assert saved["rows"]["ebm-v1/nofed"]["config_overrides"] == {"learning_starts": 100, "hidden_size": 16}
     # other settings are another row: it is retrained, not read back
-    changed = module.main(["--envs", "ebm-v1", "--seeds", "2", "--steps", "1000", "--set", "learning_starts=100",
-                           "--set", "hidden_size=8", "--out", str(tmp_path), "--no-plot"])
+    changed = module.main(
+        [
+            "--envs",
+            "ebm-v1",
+            "--seeds",
+            "2",
+            "--steps",
+            "1000",
+            "--set",
+            "learning_starts=100",
+            "--set",
+            "hidden_size=8",
+            "--out",
+            str(tmp_path),
+            "--no-plot",
+        ]
+    )
     row = changed["ddpg"]["rows"]["ebm-v1/nofed"]
     assert row["config_overrides"] == {"learning_starts": 100, "hidden_size": 8}
     assert row["train_s"] != rows["ebm-v1/nofed"]["train_s"]

@@ -20,8 +20,7 @@ def test_rice_n_baseline_tiny_run(tmp_path, flags):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     out = tmp_path / "rice_n.json"
-    payload = module.main(["--protocols", "bilateral", "--steps", "240", "--envs", "4", "--seeds", "2",
-                           "--rollouts", "2", "--out", str(out), *flags])
+    payload = module.main(["--protocols", "bilateral", "--steps", "240", "--envs", "4", "--seeds", "2", "--rollouts", "2", "--out", str(out), *flags])
     saved = json.loads(out.read_text())
     (result,) = saved["results"]
     assert result["protocol"] == "bilateral" and result["env_steps_per_seed"] == 240

@@ -13,8 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_bench_ebm_tiny_run_writes_consistent_json(tmp_path):
-    payload = bench_ebm.main(["--envs", "1", "3", "--steps", "4", "--repeats", "2", "--ref-steps", "2",
-                              "--out", str(tmp_path)])
+    payload = bench_ebm.main(["--envs", "1", "3", "--steps", "4", "--repeats", "2", "--ref-steps", "2", "--out", str(tmp_path)])
     files = list(tmp_path.glob("bench_ebm-*.json"))
     assert len(files) == 1
     saved = json.loads(files[0].read_text())
@@ -45,12 +44,34 @@ def test_bench_ebm_rejects_bad_arguments():
 def test_bench_climate_mitigation_tiny_run(tmp_path):
     from benchmarks import bench_climate_mitigation
 
-    payload = bench_climate_mitigation.main(["--envs", "2", "--steps", "35", "--repeats", "1", "--no-cicero",
-                                             "--engines", "gru", "cicero-jax", "--train-engines", "gru",
-                                             "--train-steps", "140", "--train-envs", "4", "--out", str(tmp_path)])
+    payload = bench_climate_mitigation.main(
+        [
+            "--envs",
+            "2",
+            "--steps",
+            "35",
+            "--repeats",
+            "1",
+            "--no-cicero",
+            "--engines",
+            "gru",
+            "cicero-jax",
+            "--train-engines",
+            "gru",
+            "--train-steps",
+            "140",
+            "--train-envs",
+            "4",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     saved = json.loads(next(tmp_path.glob("bench_climate_mitigation-*.json")).read_text())
-    assert [(r["engine"], r["n_envs"]) for r in saved["rows"]] == [("surrogate (gru)", 2), ("CICERO-SCM in JAX", 2),
-                                                                  ("surrogate (gru), full window", 2)]
+    assert [(r["engine"], r["n_envs"]) for r in saved["rows"]] == [
+        ("surrogate (gru)", 2),
+        ("CICERO-SCM in JAX", 2),
+        ("surrogate (gru), full window", 2),
+    ]
     assert [r["devices"] for r in saved["rows"]] == [1, 1, 1]
     for row in saved["rows"]:
         assert row["env_steps_per_s"] == pytest.approx(row["n_envs"] * 35 / row["median_s"])
@@ -62,11 +83,16 @@ def test_bench_climate_mitigation_tiny_run(tmp_path):
 def test_bench_rice_n_tiny_run(tmp_path):
     from benchmarks import bench_rice_n
 
-    payload = bench_rice_n.main(["--envs", "2", "--protocols", "none", "bilateral", "--variants", "step",
-                                 "step, factored", "--repeats", "1", "--out", str(tmp_path)])
+    payload = bench_rice_n.main(
+        ["--envs", "2", "--protocols", "none", "bilateral", "--variants", "step", "step, factored", "--repeats", "1", "--out", str(tmp_path)]
+    )
     rows = payload["rows"]
-    assert [(r["protocol"], r["what"]) for r in rows] == [("none", "step"), ("none", "step, factored"),
-                                                         ("bilateral", "step"), ("bilateral", "step, factored")]
+    assert [(r["protocol"], r["what"]) for r in rows] == [
+        ("none", "step"),
+        ("none", "step, factored"),
+        ("bilateral", "step"),
+        ("bilateral", "step, factored"),
+    ]
     for row, steps in zip(rows, (20, 20, 60, 60)):
         assert row["env_steps_per_s"] == pytest.approx(2 * steps / row["median_s"])
         assert row["speedup_vs_original"] == pytest.approx(row["env_steps_per_s"] / bench_rice_n.ORIGINAL_ENV_STEPS_PER_S[row["protocol"]])
@@ -79,8 +105,27 @@ def test_bench_rice_n_tiny_run(tmp_path):
 def test_bench_invest_esg_tiny_run(tmp_path):
     from benchmarks import bench_invest_esg
 
-    payload = bench_invest_esg.main(["--envs", "1", "2", "--markets", "exp_default", "--repeats", "1", "--train-updates", "1",
-                                     "--seeds", "2", "--presets", "paper_sb3", "--hidden", "8", "--out", str(tmp_path)])
+    payload = bench_invest_esg.main(
+        [
+            "--envs",
+            "1",
+            "2",
+            "--markets",
+            "exp_default",
+            "--repeats",
+            "1",
+            "--train-updates",
+            "1",
+            "--seeds",
+            "2",
+            "--presets",
+            "paper_sb3",
+            "--hidden",
+            "8",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     saved = json.loads(next(tmp_path.glob("bench_invest_esg-*.json")).read_text())
     rows = saved["env_rows"]
     assert [r["envs"] for r in rows] == [1, 2, 2] and "fresh" in rows[-1]["market"]
@@ -98,8 +143,9 @@ def test_bench_invest_esg_tiny_run(tmp_path):
 def test_bench_fedrain_tiny_run(tmp_path):
     from benchmarks import bench_fedrain
 
-    payload = bench_fedrain.main(["--envs", "ebm-v3-a2", "--seeds", "1", "2", "--steps", "200", "--repeats", "1",
-                                  "--hidden", "16", "--out", str(tmp_path)])
+    payload = bench_fedrain.main(
+        ["--envs", "ebm-v3-a2", "--seeds", "1", "2", "--steps", "200", "--repeats", "1", "--hidden", "16", "--out", str(tmp_path)]
+    )
     saved = json.loads(next(tmp_path.glob("bench_fedrain-*.json")).read_text())
     assert [(r["agents"], r["seeds"]) for r in saved["rows"]] == [(2, 1), (2, 2)]
     peak = saved["matmul_peak_gflop_s_per_device"]
@@ -124,8 +170,7 @@ def test_suite_quick_run_writes_one_record_table_and_plot(tmp_path):
     record = run_all.main(["--quick", "--only", "ebm", "invest-esg", "--out", str(tmp_path)])
     saved = json.loads((tmp_path / "suite-quick-cpu.json").read_text())
     assert saved["device"]["device_count"] >= 1 and saved["device"]["jax_version"] == record["device"]["jax_version"]
-    assert [(r["env"], r["n_envs"]) for r in saved["rows"]] == [("ebm-v1", 1), ("ebm-v1", 2), ("invest-esg", 1),
-                                                                ("invest-esg", 2)]
+    assert [(r["env"], r["n_envs"]) for r in saved["rows"]] == [("ebm-v1", 1), ("ebm-v1", 2), ("invest-esg", 1), ("invest-esg", 2)]
     for row in saved["rows"]:
         slow, fast = row["spread_env_steps_per_s"]
         assert slow <= row["env_steps_per_s"] <= fast and row["compile_s"] > 0
@@ -141,8 +186,9 @@ def test_suite_quick_run_writes_one_record_table_and_plot(tmp_path):
 def test_ippo_update_ceiling_tiny_run(tmp_path):
     from benchmarks import bench_ippo_update_ceiling
 
-    payload = bench_ippo_update_ceiling.main(["--learners", "2", "--num-envs", "4", "--minibatches", "2", "--num-steps", "5",
-                                              "--epochs", "1", "--repeats", "2", "--out", str(tmp_path)])
+    payload = bench_ippo_update_ceiling.main(
+        ["--learners", "2", "--num-envs", "4", "--minibatches", "2", "--num-steps", "5", "--epochs", "1", "--repeats", "2", "--out", str(tmp_path)]
+    )
     saved = json.loads(next(tmp_path.glob("bench_ippo_update_ceiling-*.json")).read_text())
     assert saved["env_steps_per_s_ceiling"] == pytest.approx(4 * 5 / saved["update_s"]) and len(saved["runs_s"]) == 2
     assert payload["update_s"] == saved["update_s"] > 0
@@ -171,8 +217,10 @@ def test_gpu_acceptance_dry_run_writes_every_stage(tmp_path):
 def test_readme_quotes_the_saved_suite_records():
     """The README's CPU-vs-GPU table quotes the saved suite records (largest batch per row)."""
     readme = (ROOT / "README.md").read_text()
-    for path, n_envs in ((ROOT / "benchmarks/results/suite-cpu.json", 4096),
-                         (ROOT / "benchmarks/results/accelerator-nvidia-h200/suite/suite-gpu.json", 65536)):
+    for path, n_envs in (
+        (ROOT / "benchmarks/results/suite-cpu.json", 4096),
+        (ROOT / "benchmarks/results/accelerator-nvidia-h200/suite/suite-gpu.json", 65536),
+    ):
         record = json.loads(path.read_text())
         rows = [r for r in record["rows"] if r["n_envs"] == n_envs]
         assert len(rows) == 6, path

@@ -18,8 +18,26 @@ from jaxclimate import distributed, train
 from jaxclimate._xla import CPU_SAFE_XLA_FLAGS
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = ["--network", "mlp", "--total-timesteps", "560", "--num-envs", "4", "--set", "num_minibatches=2",
-        "--set", "update_epochs=1", "--chunks", "2", "--reservoir", "6", "--quiet", "--no-plots", "--seeds", "4"]
+TINY = [
+    "--network",
+    "mlp",
+    "--total-timesteps",
+    "560",
+    "--num-envs",
+    "4",
+    "--set",
+    "num_minibatches=2",
+    "--set",
+    "update_epochs=1",
+    "--chunks",
+    "2",
+    "--reservoir",
+    "6",
+    "--quiet",
+    "--no-plots",
+    "--seeds",
+    "4",
+]
 
 
 def _env(host_devices: int) -> dict:
@@ -33,8 +51,14 @@ def _env(host_devices: int) -> dict:
 
 
 def _train(args: list[str], host_devices: int = 1) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "jaxclimate.train", *args], env=_env(host_devices), cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "jaxclimate.train", *args],
+        env=_env(host_devices),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _wait(*procs: subprocess.Popen, timeout: float = 240) -> list[str]:
@@ -103,15 +127,37 @@ def test_two_processes_equal_one_process_and_resume(tmp_path):
         "import sys; from jaxclimate import train; argv = sys.argv[1:]; train.initialize_distributed(argv); "
         "train.run(train.build_options(argv), stop_after_chunks=1)"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", stop_after_one_chunk, *TINY, "--run-dir", str(run_dir),
-                               "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id", str(i)],
-                              env=_env(1), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                stop_after_one_chunk,
+                *TINY,
+                "--run-dir",
+                str(run_dir),
+                "--coordinator",
+                f"127.0.0.1:{port}",
+                "--num-processes",
+                "2",
+                "--process-id",
+                str(i),
+            ],
+            env=_env(1),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for i in range(2)
+    ]
     _wait(*procs)
     assert len(_rows(run_dir)) == 2 and not (run_dir / "summary.json").exists()
     port = _free_port()
-    resumed = [_train(["--resume", str(run_dir), "--quiet", "--coordinator", f"127.0.0.1:{port}",
-                       "--num-processes", "2", "--process-id", str(i)]) for i in range(2)]
+    resumed = [
+        _train(["--resume", str(run_dir), "--quiet", "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id", str(i)])
+        for i in range(2)
+    ]
     out0, out1 = _wait(*resumed)
     _wait(single)
     assert (run_dir / "metrics.jsonl").read_text() == (tmp_path / "single" / "metrics.jsonl").read_text()
@@ -131,9 +177,10 @@ def test_a_recurrent_network_on_several_host_devices_is_refused_with_the_way_out
 def test_cpu_processes_train_a_recurrent_network_five_times_without_hanging(tmp_path):
     """The path the refusal points to: ``--cpu-processes 2`` with an LSTM, five runs, each
     bounded (a hang fails the test at its timeout); every run ends with the same metrics."""
-    tiny_lstm = ["--env", "ebm-v2-a2", "--network", "lstm", "--set", "hidden_size=8", "--total-timesteps", "80", "--num-envs", "2",
-                 "--set", "num_steps=20", "--set", "num_minibatches=1", "--set", "update_epochs=1", "--chunks", "2", "--seeds", "2",
-                 "--quiet", "--no-plots", "--cpu-processes", "2"]
+    tiny_lstm = (
+        "--env ebm-v2-a2 --network lstm --set hidden_size=8 --total-timesteps 80 --num-envs 2 --set num_steps=20 "
+        "--set num_minibatches=1 --set update_epochs=1 --chunks 2 --seeds 2 --quiet --no-plots --cpu-processes 2"
+    ).split()
     rows = []
     for attempt in range(5):
         run_dir = tmp_path / f"run{attempt}"

@@ -36,8 +36,12 @@ def _headings(page: Path) -> set[str]:
 
 
 def citations(text: str) -> list[tuple[str, str]]:
-    return [(m.group(2), s) for m in CITATION.finditer(text) for s in re.findall(SECTION, m.group(3))
-            if m.group(1) or (DOCS / f"{m.group(2)}.md").exists() or "docs" in text[max(0, m.start() - 1):m.start()]]
+    return [
+        (m.group(2), s)
+        for m in CITATION.finditer(text)
+        for s in re.findall(SECTION, m.group(3))
+        if m.group(1) or (DOCS / f"{m.group(2)}.md").exists() or "docs" in text[max(0, m.start() - 1) : m.start()]
+    ]
 
 
 def test_citation_parser_reads_lists_and_ranges():
@@ -45,8 +49,7 @@ def test_citation_parser_reads_lists_and_ranges():
     assert citations("docs/nonexistent.md §2") == [("nonexistent", "2")]  # a typo is reported
     text = "(docs/ebm.md §3.1, §7.1) and docs/rice_n.md §6 D–E; see [fedrain.md §5](fedrain.md), §3.6–§3.8"
     assert citations(text) == [("ebm", "3.1"), ("ebm", "7.1"), ("rice_n", "6"), ("fedrain", "5")]
-    assert citations("docs/climate_mitigation.md §3.6–§3.8") == [("climate_mitigation", "3.6"),
-                                                                  ("climate_mitigation", "3.8")]
+    assert citations("docs/climate_mitigation.md §3.6–§3.8") == [("climate_mitigation", "3.6"), ("climate_mitigation", "3.8")]
 
 
 def test_every_docs_citation_resolves():

@@ -54,8 +54,14 @@ def test_the_site_builds_strictly(tmp_path):
     pytest.importorskip("material", reason="the docs extra (mkdocs-material) is not installed")
     pytest.importorskip("mkdocstrings_handlers.python", reason="the docs extra (mkdocstrings[python]) is not installed")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "NO_COLOR": "1"}
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     log = result.stdout + result.stderr
     assert result.returncode == 0, log[-6000:]
     assert (tmp_path / "site" / "api" / "environments" / "index.html").read_text().count("doc-heading") > 10  # the API rendered

@@ -11,8 +11,26 @@ import jaxclimate
 from jaxclimate import evaluate, train
 from jaxclimate.reporting import evaluate_policies
 
-TINY = ["--network", "mlp", "--total-timesteps", "1120", "--num-envs", "4", "--set", "num_minibatches=2",
-        "--set", "update_epochs=1", "--chunks", "2", "--reservoir", "6", "--seeds", "2", "--quiet", "--no-plots"]
+TINY = [
+    "--network",
+    "mlp",
+    "--total-timesteps",
+    "1120",
+    "--num-envs",
+    "4",
+    "--set",
+    "num_minibatches=2",
+    "--set",
+    "update_epochs=1",
+    "--chunks",
+    "2",
+    "--reservoir",
+    "6",
+    "--seeds",
+    "2",
+    "--quiet",
+    "--no-plots",
+]
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +53,7 @@ def test_a_loaded_policy_acts_and_returns_as_the_runs_evaluation(run_dir):
     n = policy.env.agents["countries"]
     assert returns.shape == (2, 3, n)
     for seed in range(2):  # the deterministic game and policy: every episode as the run's evaluation
-        np.testing.assert_allclose(returns[seed], np.broadcast_to(evaluations[seed]["rewards"]["countries"].sum(0), (3, n)),
-                                   rtol=1e-5)
+        np.testing.assert_allclose(returns[seed], np.broadcast_to(evaluations[seed]["rewards"]["countries"].sum(0), (3, n)), rtol=1e-5)
 
 
 @pytest.mark.slow

@@ -31,6 +31,7 @@ def test_a_scan_counts_its_body_length_times_with_or_without_an_inner_loop():
     def nested(x):  # the inner trip count grows with the scan index: 0 + 1 + 2 + 3 + 4 trips
         def body(h, i):
             return jax.lax.fori_loop(0, i, lambda j, g: cell(g), h), None
+
         return jax.lax.scan(body, x, jnp.arange(5))[0]
 
     assert count_flops(plain, X) == 5 * (MATMUL + TANH)

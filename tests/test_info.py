@@ -20,8 +20,9 @@ def test_report_and_probe_write_consistent_json(tmp_path, capsys):
     assert "backend: cpu" in printed and "ebm-v1" in printed and "matmul precision: physics highest" in printed
 
 
-@pytest.mark.parametrize("argv, match", [(["--envs", "no-such-env"], "--envs"), (["--num-envs", "0"], "--num-envs"),
-                                         (["--seconds", "0"], "--seconds")])
+@pytest.mark.parametrize(
+    "argv, match", [(["--envs", "no-such-env"], "--envs"), (["--num-envs", "0"], "--num-envs"), (["--seconds", "0"], "--seconds")]
+)
 def test_bad_arguments_name_the_flag(argv, match, capsys):
     with pytest.raises(SystemExit) as err:
         info.main(argv)

@@ -153,8 +153,7 @@ def test_rice_n_action_masks_are_the_reference_layout_and_restrict_sampling(pz):
         assert masks.dtype == np.int8 and masks.shape == (27, nvec.sum())
         np.testing.assert_array_equal(masks, expected)
         restricted += int((masks == 0).sum())
-        actions = {a: env.action_space(a).sample(mask=tuple(np.split(infos[a]["action_mask"], np.cumsum(nvec)[:-1])))
-                   for a in env.agents}
+        actions = {a: env.action_space(a).sample(mask=tuple(np.split(infos[a]["action_mask"], np.cumsum(nvec)[:-1]))) for a in env.agents}
         for a in env.agents:
             assert all(np.split(infos[a]["action_mask"], np.cumsum(nvec)[:-1])[k][level] for k, level in enumerate(actions[a]))
         _, _, _, _, infos = env.step(actions)
@@ -347,6 +346,7 @@ def test_jaxmarl_style_training_code_learns_through_the_view():
             rewards, log_prob, done = jax.vmap(episode, (None, 0))(w, jax.random.split(key, 64))
             advantage = jax.lax.stop_gradient(rewards - rewards.mean(0))
             return -(advantage * log_prob).mean(), (rewards.mean(), done.all())
+
         grads, (reward, done) = jax.grad(loss, has_aux=True)(weights)
         return weights - 2.0 * grads, (reward, done)
 

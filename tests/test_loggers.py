@@ -12,12 +12,19 @@ from tests.test_train_cli import TINY
 
 
 def test_scalars_of_names_every_metric_and_leaves_gaps_out():
-    row = {"update": 3, "env_steps": 420,
-           "countries": {"episode_return": [[1.0, 2.0]], "episode_return_mean": 1.5, "actor_loss": -0.25},
-           "investors": {"episode_return": [[math.nan]], "episode_return_mean": math.nan, "value_loss": 2.0},
-           "episode": {"temperature": [[1.0, 3.0], [2.0, None]], "empty": [math.nan]}}
-    assert loggers.scalars_of(row) == {"countries/episode_return_mean": 1.5, "countries/actor_loss": -0.25,
-                                       "investors/value_loss": 2.0, "episode/temperature": 2.0}
+    row = {
+        "update": 3,
+        "env_steps": 420,
+        "countries": {"episode_return": [[1.0, 2.0]], "episode_return_mean": 1.5, "actor_loss": -0.25},
+        "investors": {"episode_return": [[math.nan]], "episode_return_mean": math.nan, "value_loss": 2.0},
+        "episode": {"temperature": [[1.0, 3.0], [2.0, None]], "empty": [math.nan]},
+    }
+    assert loggers.scalars_of(row) == {
+        "countries/episode_return_mean": 1.5,
+        "countries/actor_loss": -0.25,
+        "investors/value_loss": 2.0,
+        "episode/temperature": 2.0,
+    }
 
 
 def test_unknown_or_missing_loggers_are_named(monkeypatch):
@@ -37,8 +44,8 @@ def tensorboard_scalars(run_dir) -> dict[str, dict[int, float]]:
     for path in glob.glob(str(run_dir / "tensorboard" / "events.out.tfevents.*")):
         raw, pos = open(path, "rb").read(), 0
         while pos < len(raw):
-            (length,) = struct.unpack("<Q", raw[pos:pos + 8])
-            event = event_pb2.Event.FromString(raw[pos + 12:pos + 12 + length])
+            (length,) = struct.unpack("<Q", raw[pos : pos + 8])
+            event = event_pb2.Event.FromString(raw[pos + 12 : pos + 12 + length])
             pos += 12 + length + 4
             for value in event.summary.value:
                 if value.HasField("simple_value"):
@@ -57,8 +64,8 @@ def wandb_history(run_dir) -> list[dict[str, float]]:
         if 32768 - pos % 32768 < 7:
             pos += 32768 - pos % 32768
             continue
-        _, length, kind = struct.unpack("<IHB", raw[pos:pos + 7])
-        pending += raw[pos + 7:pos + 7 + length]
+        _, length, kind = struct.unpack("<IHB", raw[pos : pos + 7])
+        pending += raw[pos + 7 : pos + 7 + length]
         pos += 7 + length
         if kind in (1, 4):  # a whole record, or the last piece of one
             record = wandb_internal_pb2.Record.FromString(pending)

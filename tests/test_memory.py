@@ -19,8 +19,21 @@ def test_check_fits_names_the_setting_to_lower():
 def test_a_run_too_large_for_the_device_is_refused_before_allocating(tmp_path):
     """A DDPG run whose replay buffers would take petabytes stops at configuration (shapes
     only: nothing is allocated), with the settings to lower named."""
-    options = train.build_options(["--env", "ebm-v1", "--algo", "ddpg", "--total-timesteps", str(10**13),
-                                   "--set", f"buffer_size={10**13}", "--run-dir", str(tmp_path / "run"), "--quiet"])
+    options = train.build_options(
+        [
+            "--env",
+            "ebm-v1",
+            "--algo",
+            "ddpg",
+            "--total-timesteps",
+            str(10**13),
+            "--set",
+            f"buffer_size={10**13}",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--quiet",
+        ]
+    )
     with pytest.raises(SystemExit, match="the training state needs .* lower --seeds or --num-envs or --set buffer_size"):
         train.run(options)
 

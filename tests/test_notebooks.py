@@ -39,7 +39,7 @@ def test_stored_without_outputs_and_colab_ready(path):
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(not c.outputs and c.execution_count is None for c in code), "clear the outputs before committing"
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
-    assert "find_spec(\"jaxclimate\") is None" in code[0].source  # the install cell is a no-op where installed
+    assert 'find_spec("jaxclimate") is None' in code[0].source  # the install cell is a no-op where installed
     assert "FAST = " in code[1].source and "use_cpu_safe_xla_flags()" in code[1].source
     assert any("assert " in c.source for c in code), "a notebook checks what its text claims"
 
@@ -51,8 +51,9 @@ SAME_PROGRAM = {"00_quickstart", "01_climate_mitigation"}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xdist_group("scenario-i")) if p.stem in SAME_PROGRAM else p
-                                  for p in NOTEBOOKS], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", [pytest.param(p, marks=pytest.mark.xdist_group("scenario-i")) if p.stem in SAME_PROGRAM else p for p in NOTEBOOKS], ids=lambda p: p.stem
+)
 def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch):
     from nbclient import NotebookClient
 

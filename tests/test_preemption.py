@@ -63,8 +63,9 @@ def uninterrupted(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("algo, moment", [("ippo", "before-first-checkpoint"), ("ippo", "between-checkpoints"),
-                                          ("ippo", "during-write"), ("ddpg", "during-write")])
+@pytest.mark.parametrize(
+    "algo, moment", [("ippo", "before-first-checkpoint"), ("ippo", "between-checkpoints"), ("ippo", "during-write"), ("ddpg", "during-write")]
+)
 def test_a_run_killed_at_any_moment_resumes_to_the_uninterrupted_result(algo, moment, uninterrupted, tmp_path):
     run_dir = tmp_path / "run"
     killed = _python(["-c", KILLED_RUN, moment, *RUNS[algo], "--run-dir", str(run_dir)], tmp_path)
@@ -75,3 +76,52 @@ def test_a_run_killed_at_any_moment_resumes_to_the_uninterrupted_result(algo, mo
     assert "resuming" in resumed.stdout  # it says where it continues from
     assert (run_dir / "metrics.jsonl").read_text().splitlines() == uninterrupted[algo]
     assert json.loads((run_dir / "summary.json").read_text())["updates"] == len(uninterrupted[algo])
+
+
+#: FedRAIN's baseline, killed while it writes its second row to the results file: the half-written
+#: file is the temporary sibling, the results file still holds the first row alone
+KILLED_BASELINE = """
+import importlib.util, os, signal, sys
+from pathlib import Path
+
+path, argv = sys.argv[1], sys.argv[2:]
+spec = importlib.util.spec_from_file_location("fedrain_baseline", path)
+fedrain = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fedrain)
+writes, real_write = [], fedrain.atomic_write_text
+
+def write(target, text):
+    if writes:
+        Path(str(target) + ".tmp").write_text(text[: len(text) // 2])
+        os.kill(os.getpid(), signal.SIGKILL)
+    real_write(target, text)
+    writes.append(target)
+
+fedrain.atomic_write_text = write
+fedrain.main(argv)
+"""
+BASELINE_ARGV = ["--envs", "ebm-v1", "ebm-v2-a2", "--regimes", "nofed", "--seeds", "2", "--steps", "600",
+                 "--set", "learning_starts=100", "--set", "hidden_size=8", "--no-plot"]  # fmt: skip
+TIMINGS = ("compile_s", "train_s", "agent_steps_per_s")
+
+
+def _without_timings(rows: dict) -> dict:
+    return {key: {k: v for k, v in row.items() if k not in TIMINGS} for key, row in rows.items()}
+
+
+@pytest.mark.slow
+def test_the_fedrain_baseline_killed_while_writing_a_row_resumes_to_the_uninterrupted_rows(tmp_path):
+    from tests.test_baselines_invest_esg_fedrain import BASELINES, load
+
+    fedrain = load("fedrain")
+    whole = fedrain.main(BASELINE_ARGV + ["--out", str(tmp_path / "whole")])["ddpg"]["rows"]
+    out = tmp_path / "killed"
+    killed = _python(["-c", KILLED_BASELINE, str(BASELINES / "fedrain.py"), *BASELINE_ARGV, "--out", str(out)], tmp_path)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    results = out / "fedrain_ddpg_paper.json"
+    first = json.loads(results.read_text())["rows"]
+    assert list(first) == ["ebm-v1/nofed"] and (out / (results.name + ".tmp")).exists()
+    resumed = fedrain.main(BASELINE_ARGV + ["--out", str(out)])["ddpg"]["rows"]
+    assert resumed["ebm-v1/nofed"]["train_s"] == first["ebm-v1/nofed"]["train_s"]  # the saved row is kept, not retrained
+    assert json.loads(results.read_text())["rows"] == resumed
+    assert _without_timings(resumed) == _without_timings(whole)

@@ -50,11 +50,11 @@ def _violations(check: dict) -> st.SearchStrategy:
     bad = [st.just(math.nan), st.just(math.inf), st.just(-math.inf)]
     low, high = check.get("low"), check.get("high")
     if low is not None:
-        bad.append(st.floats(max_value=low, exclude_max=check.get("low_inclusive", True), allow_nan=False, allow_infinity=False,
-                             min_value=low - 1e6))
+        bad.append(st.floats(max_value=low, exclude_max=check.get("low_inclusive", True), allow_nan=False, allow_infinity=False, min_value=low - 1e6))
     if high is not None:
-        bad.append(st.floats(min_value=high, exclude_min=check.get("high_inclusive", True), allow_nan=False, allow_infinity=False,
-                             max_value=high + 1e6))
+        bad.append(
+            st.floats(min_value=high, exclude_min=check.get("high_inclusive", True), allow_nan=False, allow_infinity=False, max_value=high + 1e6)
+        )
     return st.one_of(bad)
 
 
@@ -123,8 +123,7 @@ def _episode_program(env_id):
                     per_mode = [jax.vmap(lambda kk, m=m: _action(space, kk, m))(jax.random.split(g_key, n)) for m in range(4)]
                     actions[group] = jnp.stack(per_mode)[mode]
                 obs, state, rewards, *_ = env.step(keys[0], state, actions, params)
-                finite = jnp.all(jnp.asarray([jnp.all(jnp.isfinite(jnp.asarray(x, jnp.float32)))
-                                              for x in jax.tree_util.tree_leaves((obs, rewards))]))
+                finite = jnp.all(jnp.asarray([jnp.all(jnp.isfinite(jnp.asarray(x, jnp.float32))) for x in jax.tree_util.tree_leaves((obs, rewards))]))
                 return state, finite
 
             return jax.lax.scan(body, state, (jax.random.split(key, steps), modes))[1]

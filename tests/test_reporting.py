@@ -17,8 +17,7 @@ def step_by_step(env, params, trainer, policy, key):
     carry, first, rewards, actions = trainer.initial_carry(1), jnp.ones((1,), bool), [], []
     for _ in range(params.max_steps):
         key, k_act, k_step = jax.random.split(key, 3)
-        a, carry = trainer.act(policy, jax.tree_util.tree_map(lambda x: x[None], obs), carry, first, k_act,
-                               deterministic=False)
+        a, carry = trainer.act(policy, jax.tree_util.tree_map(lambda x: x[None], obs), carry, first, k_act, deterministic=False)
         a = jax.tree_util.tree_map(lambda x: x[0], a)
         obs, state, r, terminated, truncated, _ = env.step(k_step, state, a, params)
         first = jnp.zeros((1,), bool)

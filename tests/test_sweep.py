@@ -9,8 +9,24 @@ from jaxclimate import sweep, train
 from jaxclimate.algos.ippo import IPPOConfig
 from jaxclimate.core.registry import make
 
-TINY = ["--network", "mlp", "--total-timesteps", "560", "--num-envs", "4", "--set", "num_minibatches=2",
-        "--set", "update_epochs=1", "--chunks", "2", "--reservoir", "6", "--quiet", "--no-plots"]
+TINY = [
+    "--network",
+    "mlp",
+    "--total-timesteps",
+    "560",
+    "--num-envs",
+    "4",
+    "--set",
+    "num_minibatches=2",
+    "--set",
+    "update_epochs=1",
+    "--chunks",
+    "2",
+    "--reservoir",
+    "6",
+    "--quiet",
+    "--no-plots",
+]
 
 
 @pytest.mark.slow
@@ -19,8 +35,7 @@ def test_each_value_equals_its_own_run(tmp_path):
     result = json.loads((tmp_path / "s" / "sweep.json").read_text())
     assert [r["value"] for r in result["rows"]] == [0.003, 0.03] and result["where"] == "env"
     assert "| 0.03 |" in (tmp_path / "s" / "sweep.md").read_text()
-    train.run(train.build_options(TINY + ["--seeds", "2", "--env-set", "damage_coefficient=0.03",
-                                                  "--run-dir", str(tmp_path / "alone")]))
+    train.run(train.build_options(TINY + ["--seeds", "2", "--env-set", "damage_coefficient=0.03", "--run-dir", str(tmp_path / "alone")]))
     rows = [json.loads(line) for line in (tmp_path / "alone" / "metrics.jsonl").read_text().splitlines()]
     returns = np.array([r["countries"]["episode_return"] for r in rows])  # (updates, seeds, agents)
     np.testing.assert_allclose(result["rows"][1]["curve"]["countries"], returns.mean(axis=(1, 2)), rtol=1e-5)

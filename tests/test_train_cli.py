@@ -9,8 +9,25 @@ import pytest
 
 from jaxclimate import train
 
-TINY = ["--network", "mlp", "--total-timesteps", "1120", "--num-envs", "4", "--set", "num_minibatches=2",
-        "--set", "update_epochs=1", "--chunks", "4", "--checkpoint-every", "1", "--reservoir", "6", "--quiet"]
+TINY = [
+    "--network",
+    "mlp",
+    "--total-timesteps",
+    "1120",
+    "--num-envs",
+    "4",
+    "--set",
+    "num_minibatches=2",
+    "--set",
+    "update_epochs=1",
+    "--chunks",
+    "4",
+    "--checkpoint-every",
+    "1",
+    "--reservoir",
+    "6",
+    "--quiet",
+]
 
 
 @pytest.mark.slow
@@ -93,12 +110,33 @@ def test_option_errors(tmp_path, capsys):
         train.build_options(["--help"])
     assert "--resume" in capsys.readouterr().out
     options = train.build_options(["--set", "lr=3e-4", "--set", "anneal_lr=false", "--env-set", "damage_coefficient=0.006"])
-    assert options["config"]["lr"] == 3e-4 and options["config"]["anneal_lr"] is False
-    assert options["env_overrides"]["damage_coefficient"] == 0.006 and options["config"]["network"] == "lstm"
+    assert options.config["lr"] == 3e-4 and options.config["anneal_lr"] is False
+    assert options.env_overrides["damage_coefficient"] == 0.006 and options.config["network"] == "lstm"
 
 
-DDPG_TINY = ["--env", "ebm-v3-a2", "--algo", "ddpg", "--fed", "1", "--seeds", "2", "--total-timesteps", "600", "--chunks", "3",
-             "--checkpoint-every", "1", "--set", "learning_starts=50", "--set", "hidden_size=16", "--set", "batch_size=16", "--quiet"]
+DDPG_TINY = [
+    "--env",
+    "ebm-v3-a2",
+    "--algo",
+    "ddpg",
+    "--fed",
+    "1",
+    "--seeds",
+    "2",
+    "--total-timesteps",
+    "600",
+    "--chunks",
+    "3",
+    "--checkpoint-every",
+    "1",
+    "--set",
+    "learning_starts=50",
+    "--set",
+    "hidden_size=16",
+    "--set",
+    "batch_size=16",
+    "--quiet",
+]
 
 
 @pytest.mark.slow
@@ -129,7 +167,7 @@ def test_training_on_the_host_callback_engine_is_refused_unless_asked(capsys):
     err = capsys.readouterr().err
     assert "--engine cicero-jax" in err and "--allow-host-callback" in err
     options = train.build_options(["--engine", "cicero", "--allow-host-callback"])
-    assert options["env_overrides"]["engine"] == "cicero"
+    assert options.env_overrides["engine"] == "cicero"
 
 
 def test_gpu_presets_fill_an_accelerator_with_the_same_updates(monkeypatch):
@@ -137,17 +175,16 @@ def test_gpu_presets_fill_an_accelerator_with_the_same_updates(monkeypatch):
     the same size; chosen by default only where JAX runs on an accelerator."""
     from jaxclimate.algos.ippo import IPPOConfig
 
-    base, gpu = (IPPOConfig(**train.build_options(["--preset", p])["config"]) for p in ("paper", "paper-gpu"))
+    base, gpu = (IPPOConfig(**train.build_options(["--preset", p]).config) for p in ("paper", "paper-gpu"))
     assert gpu.num_envs == 16 * base.num_envs and gpu.num_updates == base.num_updates
     assert gpu.num_envs // gpu.num_minibatches == base.num_envs // base.num_minibatches
-    sb3, sb3_gpu = (IPPOConfig(**train.build_options(["--env", "invest-esg", "--preset", p])["config"])
-                    for p in ("paper_sb3", "paper_sb3-gpu"))
+    sb3, sb3_gpu = (IPPOConfig(**train.build_options(["--env", "invest-esg", "--preset", p]).config) for p in ("paper_sb3", "paper_sb3-gpu"))
     assert sb3_gpu.minibatch_size == sb3.minibatch_size and sb3_gpu.num_updates == sb3.num_updates
-    assert train.build_options([])["preset"] == "paper"  # on the CPU
+    assert train.build_options([]).preset == "paper"  # on the CPU
     monkeypatch.setattr(train.jax, "default_backend", lambda: "gpu")
-    assert train.build_options([])["preset"] == "paper-gpu"
-    assert train.build_options(["--total-timesteps", "250000"])["preset"] == "paper"  # sized by the user: as asked
-    assert train.build_options(["--env", "ebm-v1", "--algo", "ddpg"])["preset"] == "fedrain"  # off-policy: no -gpu
+    assert train.build_options([]).preset == "paper-gpu"
+    assert train.build_options(["--total-timesteps", "250000"]).preset == "paper"  # sized by the user: as asked
+    assert train.build_options(["--env", "ebm-v1", "--algo", "ddpg"]).preset == "fedrain"  # off-policy: no -gpu
 
 
 BAD_FLAGS = [
@@ -219,8 +256,7 @@ def test_a_non_finite_chunk_stops_the_run_and_keeps_the_last_finite_checkpoint(t
 
     monkeypatch.setattr(train, "make_run", poisoned_make_run)
     result = train.run(train.build_options(TINY + ["--run-dir", str(tmp_path), "--no-plots"]))
-    assert result["non_finite"] == ("error: non-finite training state in chunk 3, seed 0: training stopped; "
-                                    "the last finite checkpoint is chunk 2")
+    assert result["non_finite"] == ("error: non-finite training state in chunk 3, seed 0: training stopped; the last finite checkpoint is chunk 2")
     assert result["non_finite"] in capsys.readouterr().err
     assert sorted(int(p.name) for p in (tmp_path / "checkpoints").iterdir() if p.name.isdigit()) == [1, 2]
     assert not (tmp_path / "summary.json").exists()

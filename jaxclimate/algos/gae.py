@@ -16,12 +16,7 @@ import jax.numpy as jnp
 
 
 def generalized_advantages(
-    rewards: jax.Array,
-    values: jax.Array,
-    dones: jax.Array,
-    last_value: jax.Array,
-    gamma: float | jax.Array,
-    lam: float | jax.Array,
+    rewards: jax.Array, values: jax.Array, dones: jax.Array, last_value: jax.Array, gamma: float | jax.Array, lam: float | jax.Array
 ) -> tuple[jax.Array, jax.Array]:
     """Advantages Â and value targets Â + V, both shaped like ``rewards`` (T, ...).
 

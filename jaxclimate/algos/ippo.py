@@ -146,12 +146,21 @@ class IPPOConfig:
         need(self.initialization in INITIALIZATIONS, "initialization", f"one of {INITIALIZATIONS}")
         need(self.advantage_normalization in ADVANTAGE_NORMALIZATIONS, "advantage_normalization", f"one of {ADVANTAGE_NORMALIZATIONS}")
         need(self.continuous_actions in ActionHead.CONTINUOUS_TRANSFORMS, "continuous_actions", f"one of {ActionHead.CONTINUOUS_TRANSFORMS}")
-        need(isinstance(self.minibatch_size, (int, np.integer)) and self.minibatch_size >= 0, "minibatch_size",
-             "an integer >= 0 (0: num_minibatches groups of whole sequences)")
-        need(self.minibatch_size == 0 or self.network == "mlp", "minibatch_size",
-             "0 for recurrent networks (their minibatches must keep whole sequences)")
-        need(not self.separate_optimizers or self.network == "mlp", "separate_optimizers",
-             "False for recurrent networks (actor and critic share the recurrent torso)")
+        need(
+            isinstance(self.minibatch_size, (int, np.integer)) and self.minibatch_size >= 0,
+            "minibatch_size",
+            "an integer >= 0 (0: num_minibatches groups of whole sequences)",
+        )
+        need(
+            self.minibatch_size == 0 or self.network == "mlp",
+            "minibatch_size",
+            "0 for recurrent networks (their minibatches must keep whole sequences)",
+        )
+        need(
+            not self.separate_optimizers or self.network == "mlp",
+            "separate_optimizers",
+            "False for recurrent networks (actor and critic share the recurrent torso)",
+        )
         need(all(n >= 0 for _, n in self.learning_starts), "learning_starts", "(group, env steps >= 0) pairs")
         need(self.total_timesteps >= self.num_envs * self.num_steps, "total_timesteps", f">= num_envs·num_steps = {self.num_envs * self.num_steps}")
 
@@ -216,8 +225,9 @@ class _Group:
             raise ValueError(f"IPPO needs flat observations; group {name!r} has shape {obs_space.shape}")
         self.factored = isinstance(obs_space, FactoredBox)
         if self.factored and self.samples:
-            raise ValueError(f"IPPOConfig.minibatch_size must be 0 for group {name!r}: its observations are factored, "
-                             "so minibatches take whole environments")
+            raise ValueError(
+                f"IPPOConfig.minibatch_size must be 0 for group {name!r}: its observations are factored, so minibatches take whole environments"
+            )
         if self.factored and config.num_envs % config.num_minibatches:
             raise ValueError(
                 f"IPPOConfig.num_minibatches ({config.num_minibatches}) must divide num_envs ({config.num_envs}) for "
@@ -405,8 +415,7 @@ class _IPPO:
             lock={g.name: g.init_lock() for g in groups} if self.config.lock_in_period > 1 else None,
         )
 
-    def policy_step(self, params: dict, obs_env: dict, carry_in: dict, done: jax.Array, key: jax.Array, mask: dict,
-                    deterministic: bool = False):
+    def policy_step(self, params: dict, obs_env: dict, carry_in: dict, done: jax.Array, key: jax.Array, mask: dict, deterministic: bool = False):
         """Every group's raw action, log-prob and value from the current obs, and the carry."""
         outs, carry = {}, {}
         for g, k in zip(self.groups, jax.random.split(key, len(self.groups))):
@@ -457,8 +466,9 @@ class _IPPO:
         for g in self.groups:
             o, a, lp, v, reset = outs[g.name]
             w = None if not self.weighted else g.per_learner(jnp.ones((E,)) if weight is None else weight)
-            transitions[g.name] = Transition(o, a, lp, v, g.to_learners(rewards[g.name].astype(jnp.float32)),
-                                             g.per_learner(done), reset, mask[g.name], w)
+            transitions[g.name] = Transition(
+                o, a, lp, v, g.to_learners(rewards[g.name].astype(jnp.float32)), g.per_learner(done), reset, mask[g.name], w
+            )
         stats = {"returned_episode": done, "returns": info["returned_episode_returns"]}
         if "episode_metrics" in info:
             stats["episode_metrics"] = info["episode_metrics"]
@@ -475,21 +485,26 @@ class _IPPO:
         to_learner_major = lambda x: jnp.swapaxes(x, 0, 1)  # (T, L, ...) -> (L, T, ...)  # noqa: E731
         update = _learner_update(g, config, self.tx, hp, frac)
         new_params, new_opt, losses = jax.vmap(update)(
-            rs.params[g.name], rs.opt_state[g.name], carry0[g.name], jax.tree_util.tree_map(to_learner_major, tr),
-            to_learner_major(advantages), to_learner_major(targets), jax.random.split(key, g.num_learners),
+            rs.params[g.name],
+            rs.opt_state[g.name],
+            carry0[g.name],
+            jax.tree_util.tree_map(to_learner_major, tr),
+            to_learner_major(advantages),
+            to_learner_major(targets),
+            jax.random.split(key, g.num_learners),
         )
         if g.name in self.learning_starts:  # keep the initial parameters until enough data was collected
             started = (rs.update + 1) * config.steps_per_update > self.learning_starts[g.name]
             new_params, new_opt = jax.tree_util.tree_map(
-                lambda new, old: jnp.where(started, new, old), (new_params, new_opt), (rs.params[g.name], rs.opt_state[g.name]))
+                lambda new, old: jnp.where(started, new, old), (new_params, new_opt), (rs.params[g.name], rs.opt_state[g.name])
+            )
         return new_params, new_opt, losses
 
     def update_step(self, rs: RunnerState, p, hp) -> tuple[RunnerState, dict]:
         """A rollout of ``num_steps`` steps, then every group's update; the metrics of both."""
         config = self.config
         carry0 = rs.carry
-        rs, (traj, stats) = jax.lax.scan(lambda r, _: self.rollout_step(r, p), rs, None, config.num_steps,
-                                         unroll=loop_unroll(config.scan_unroll, 5))
+        rs, (traj, stats) = jax.lax.scan(lambda r, _: self.rollout_step(r, p), rs, None, config.num_steps, unroll=loop_unroll(config.scan_unroll, 5))
         frac = 1.0 - rs.update.astype(jnp.float32) / config.num_updates
         rng, *keys = jax.random.split(rs.rng, 1 + len(self.groups))
         params, opt_state, metrics = dict(rs.params), dict(rs.opt_state), {}
@@ -512,8 +527,7 @@ class _IPPO:
         p = self.env_params if env_params_ is None else env_params_
         return jax.lax.scan(lambda r, _: self.update_step(r, p, hp), rs, None, num_updates)
 
-    def act(self, params: dict, obs: dict, carry: dict, done: jax.Array, key: jax.Array, deterministic: bool = True,
-            mask: dict | None = None):
+    def act(self, params: dict, obs: dict, carry: dict, done: jax.Array, key: jax.Array, deterministic: bool = True, mask: dict | None = None):
         """Actions of the trained policy for a batch of envs (for evaluation roll-outs; every
         step queries the policy). ``mask`` (optional): group -> env-layout action masks
         (envs, N, *head shape)."""
@@ -535,9 +549,19 @@ def _learner_update(g: _Group, config: IPPOConfig, tx: optax.GradientTransformat
         _, out, log_std, value = g.apply(params, carry0, tr.obs, tr.reset)
         dist = g.head.distribution(out, None if log_std is None else log_std, tr.mask)
         return ppo_loss(
-            dist.log_prob(tr.action), tr.log_prob, advantages, value, tr.value, targets, dist.entropy(),
-            hp["clip_eps"], hp["vf_coef"], hp["ent_coef"], config.advantage_normalization == "minibatch",
-            config.clip_value_loss, tr.weight,
+            dist.log_prob(tr.action),
+            tr.log_prob,
+            advantages,
+            value,
+            tr.value,
+            targets,
+            dist.entropy(),
+            hp["clip_eps"],
+            hp["vf_coef"],
+            hp["ent_coef"],
+            config.advantage_normalization == "minibatch",
+            config.clip_value_loss,
+            tr.weight,
         )
 
     def update(params, opt_state, carry0, tr: Transition, advantages, targets, key):
@@ -569,7 +593,7 @@ def _sequence_minibatches(g: _Group, config: IPPOConfig, k, carry0, tr: Transiti
     def split(x, axis, order=perm):  # batch axis -> (minibatches, ..., mb, ...)
         x = jnp.take(x, order, axis=axis)
         mb = x.shape[axis] // config.num_minibatches
-        x = jnp.moveaxis(x, axis, 0).reshape(config.num_minibatches, mb, *x.shape[:axis], *x.shape[axis + 1:])
+        x = jnp.moveaxis(x, axis, 0).reshape(config.num_minibatches, mb, *x.shape[:axis], *x.shape[axis + 1 :])
         return jnp.moveaxis(x, 1, axis + 1)
 
     tr_split = jax.tree_util.tree_map(lambda x: split(x, 1), tr._replace(obs=None))
@@ -577,8 +601,7 @@ def _sequence_minibatches(g: _Group, config: IPPOConfig, k, carry0, tr: Transiti
         obs = FactoredObs(shared=split(tr.obs.shared, 1, env_perm), own=split(tr.obs.own, 1))
     else:
         obs = split(tr.obs, 1)
-    return (jax.tree_util.tree_map(lambda x: split(x, 0), carry0), tr_split._replace(obs=obs),
-            split(advantages, 1), split(targets, 1))
+    return (jax.tree_util.tree_map(lambda x: split(x, 0), carry0), tr_split._replace(obs=obs), split(advantages, 1), split(targets, 1))
 
 
 def _sample_minibatches(g: _Group, config: IPPOConfig, k, carry0, tr: Transition, advantages, targets):

@@ -77,10 +77,7 @@ class ScannedRNN(nn.Module):
     @nn.compact
     def __call__(self, carry: Any, inputs: tuple[jax.Array, jax.Array]) -> tuple[Any, jax.Array]:
         cell_cls = nn.OptimizedLSTMCell if self.cell_type == "lstm" else nn.GRUCell
-        scan = nn.scan(
-            _RNNStep, variable_broadcast="params", split_rngs={"params": False}, in_axes=0, out_axes=0,
-            unroll=self.unroll,
-        )
+        scan = nn.scan(_RNNStep, variable_broadcast="params", split_rngs={"params": False}, in_axes=0, out_axes=0, unroll=self.unroll)
         return scan(cell_cls, self.hidden_size)(carry, inputs)
 
 
@@ -141,8 +138,9 @@ class ActorCritic(nn.Module):
         act = ACTIVATIONS[self.activation]
         for i, width in enumerate(self.hidden_sizes or (self.hidden_size, self.hidden_size)):
             layer = f"{role}_{i}"
-            x = act(_first_dense(width, x, self.initialization, layer) if i == 0 else
-                    _dense(width, initialization=self.initialization, name=layer)(x))
+            x = act(
+                _first_dense(width, x, self.initialization, layer) if i == 0 else _dense(width, initialization=self.initialization, name=layer)(x)
+            )
         return nn.LayerNorm(name=f"{role}_norm")(x) if self.layer_norm else x
 
 

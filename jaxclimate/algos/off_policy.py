@@ -140,8 +140,11 @@ class OffPolicyConfig:
         for name in ("total_timesteps", "num_envs", "num_steps", "buffer_size", "batch_size", "policy_frequency", "hidden_size"):
             need(is_positive_int(getattr(self, name)), name, "an integer >= 1")
         need(isinstance(self.learning_starts, (int, np.integer)) and self.learning_starts >= 0, "learning_starts", "an integer >= 0")
-        need(isinstance(self.federation_period, (int, np.integer)) and self.federation_period >= 0, "federation_period",
-             "an integer >= 0 (episodes between averaging rounds; 0 = never)")
+        need(
+            isinstance(self.federation_period, (int, np.integer)) and self.federation_period >= 0,
+            "federation_period",
+            "an integer >= 0 (episodes between averaging rounds; 0 = never)",
+        )
         need(0.0 <= self.gamma <= 1.0, "gamma", "in [0, 1]")
         need(0.0 < self.tau <= 1.0, "tau", "in (0, 1]")
         need(self.total_timesteps >= self.num_steps, "total_timesteps", f">= num_steps = {self.num_steps}")
@@ -249,8 +252,7 @@ def _soft_update(target: Any, online: Any, tau: float) -> Any:
 class _DeterministicLearner:
     """DDPG (``twin=False``) and TD3 (``twin=True``)."""
 
-    def __init__(self, config: DDPGConfig, obs_dim: int, act_dim: int, scale: jax.Array, offset: jax.Array,
-                 low: jax.Array, high: jax.Array):
+    def __init__(self, config: DDPGConfig, obs_dim: int, act_dim: int, scale: jax.Array, offset: jax.Array, low: jax.Array, high: jax.Array):
         self.config, self.twin = config, isinstance(config, TD3Config)
         self.obs_dim, self.act_dim = obs_dim, act_dim
         self.scale, self.offset, self.low, self.high = scale, offset, low, high
@@ -297,8 +299,10 @@ class _DeterministicLearner:
             a_loss, grads = jax.value_and_grad(actor_loss)(learner.actor)
             updates, actor_opt = self.opt.update(grads, learner.actor_opt, learner.actor)
             learner = learner.replace(actor=optax.apply_updates(learner.actor, updates), actor_opt=actor_opt)
-            return learner.replace(actor_target=_soft_update(learner.actor_target, learner.actor, cfg.tau),
-                                   critic_target=_soft_update(learner.critic_target, learner.critic, cfg.tau)), a_loss
+            return learner.replace(
+                actor_target=_soft_update(learner.actor_target, learner.actor, cfg.tau),
+                critic_target=_soft_update(learner.critic_target, learner.critic, cfg.tau),
+            ), a_loss
 
         learner, a_loss = jax.lax.cond(do_actor, actor_step, lambda unchanged: (unchanged, jnp.zeros(())), learner)
         return learner, {"critic_loss": c_loss, "actor_loss": a_loss, "q_value": q_mean}
@@ -307,8 +311,7 @@ class _DeterministicLearner:
 class _TQCLearner:
     """TQC: a squashed-Gaussian actor, ``n_critics`` quantile critics, automatic entropy tuning."""
 
-    def __init__(self, config: TQCConfig, obs_dim: int, act_dim: int, scale: jax.Array, offset: jax.Array,
-                 low: jax.Array, high: jax.Array):
+    def __init__(self, config: TQCConfig, obs_dim: int, act_dim: int, scale: jax.Array, offset: jax.Array, low: jax.Array, high: jax.Array):
         self.config, self.obs_dim, self.act_dim = config, obs_dim, act_dim
         self.scale, self.offset, self.low, self.high = scale, offset, low, high
         self.actor = SquashedGaussianActor(act_dim, config.hidden_size)
@@ -324,15 +327,17 @@ class _TQCLearner:
         actor = self.actor.init(k_actor, obs)["params"]
         critic = _stack_critics(self.critic, k_critic, self.config.n_critics, obs, action)
         log_alpha = jnp.zeros(())
-        return Learner(actor, critic, actor, critic, self.actor_opt.init(actor), self.critic_opt.init(critic),
-                       log_alpha, self.alpha_opt.init(log_alpha))
+        return Learner(
+            actor, critic, actor, critic, self.actor_opt.init(actor), self.critic_opt.init(critic), log_alpha, self.alpha_opt.init(log_alpha)
+        )
 
     def sample(self, actor: Any, obs: jax.Array, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         mean, log_std = self.actor.apply({"params": actor}, obs)
         u = mean + jnp.exp(log_std) * jax.random.normal(key, mean.shape)
         y = jnp.tanh(u)
-        log_prob = jnp.sum(-0.5 * ((u - mean) / jnp.exp(log_std)) ** 2 - log_std - 0.5 * jnp.log(2 * jnp.pi)
-                           - jnp.log(self.scale * (1.0 - y**2) + 1e-6), axis=-1)
+        log_prob = jnp.sum(
+            -0.5 * ((u - mean) / jnp.exp(log_std)) ** 2 - log_std - 0.5 * jnp.log(2 * jnp.pi) - jnp.log(self.scale * (1.0 - y**2) + 1e-6), axis=-1
+        )
         return y * self.scale + self.offset, log_prob
 
     def mean_action(self, actor: Any, obs: jax.Array) -> jax.Array:
@@ -380,8 +385,9 @@ class _TQCLearner:
             return learner, losses.mean()
 
         learner, a_loss = jax.lax.cond(do_actor, actor_step, lambda unchanged: (unchanged, jnp.zeros(())), learner)
-        learner = jax.lax.cond(do_target, lambda ln: ln.replace(critic_target=_soft_update(ln.critic_target, ln.critic, cfg.tau)),
-                               lambda ln: ln, learner)
+        learner = jax.lax.cond(
+            do_target, lambda ln: ln.replace(critic_target=_soft_update(ln.critic_target, ln.critic, cfg.tau)), lambda ln: ln, learner
+        )
         return learner, {"critic_loss": c_loss, "actor_loss": a_loss, "q_value": q_mean, "alpha": jnp.exp(learner.log_alpha)}
 
 
@@ -408,12 +414,17 @@ def deterministic_update_flops(config: DDPGConfig, obs_dim: int, act_dim: int) -
     critic = (obs_dim + act_dim) * H + H * H + H
     critic_update = actor + n * (3 * critic + H * H + H)
     actor_update = 2 * actor + 2 * critic + H * H + H * act_dim
-    return {"critic_update": 2.0 * B * critic_update, "actor_update": 2.0 * B * actor_update, "act": 2.0 * actor,
-            "per_agent_step": 2.0 * B * (critic_update + actor_update / config.policy_frequency) + 2.0 * actor}
+    return {
+        "critic_update": 2.0 * B * critic_update,
+        "actor_update": 2.0 * B * actor_update,
+        "act": 2.0 * actor,
+        "per_agent_step": 2.0 * B * (critic_update + actor_update / config.policy_frequency) + 2.0 * actor,
+    }
 
 
-def smoothed_target_action(action: jax.Array, key: jax.Array, policy_noise: float, noise_clip: float, scale: jax.Array,
-                           low: jax.Array, high: jax.Array) -> jax.Array:
+def smoothed_target_action(
+    action: jax.Array, key: jax.Array, policy_noise: float, noise_clip: float, scale: jax.Array, low: jax.Array, high: jax.Array
+) -> jax.Array:
     """TD3's target policy smoothing: μ_targ(s′) + clip(N(0, σ²), −c, c)·scale, clipped to
     **each dimension's own** [low, high] (the original clipped every dimension to the first
     one's bounds, D's [0.55, 0.65], evaluating the target critic at impossible actions)."""
@@ -483,8 +494,16 @@ def make_trainer(env, env_params, config: OffPolicyConfig, recorder: Any = None,
         learners = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n_agents, *jnp.shape(x))), one)
         buffer = ReplayBuffer.create(capacity, obs_dim, act_dim)
         buffers = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n_agents, *x.shape)), buffer)
-        return OffPolicyState(learners=learners, buffers=buffers, env_state=env_state, obs=obs[group],
-                              local_actor=learners.actor, rng=rng, step=jnp.zeros((), jnp.int32), update=jnp.zeros((), jnp.int32))
+        return OffPolicyState(
+            learners=learners,
+            buffers=buffers,
+            env_state=env_state,
+            obs=obs[group],
+            local_actor=learners.actor,
+            rng=rng,
+            step=jnp.zeros((), jnp.int32),
+            update=jnp.zeros((), jnp.int32),
+        )
 
     def agent_keys(key: jax.Array) -> jax.Array:
         keys = jax.random.split(key, n_agents)
@@ -499,21 +518,25 @@ def make_trainer(env, env_params, config: OffPolicyConfig, recorder: Any = None,
             uniform = jax.vmap(lambda k: jax.random.uniform(k, (E, act_dim), minval=low, maxval=high))(agent_keys(k_random))
             action = jnp.where(t < config.learning_starts, uniform, explored)  # (N, E, act_dim)
             next_env_obs, env_state, rewards, terminated, truncated, info = jax.vmap(stats_env.step, in_axes=(0, 0, 0, None))(
-                jax.random.split(k_env, E), state.env_state, {group: jnp.swapaxes(action, 0, 1)}, p)
+                jax.random.split(k_env, E), state.env_state, {group: jnp.swapaxes(action, 0, 1)}, p
+            )
             next_obs = jnp.swapaxes(info["final_obs"][group], 0, 1)  # the true next observation, also at a time limit
             done = jnp.broadcast_to(terminated.astype(jnp.float32), (n_agents, E))
             buffers = jax.vmap(ReplayBuffer.add)(state.buffers, obs, action, jnp.swapaxes(rewards[group], 0, 1), next_obs, done)
             batch = jax.vmap(ReplayBuffer.sample, in_axes=(0, 0, None))(buffers, agent_keys(k_sample), config.batch_size)
             do_actor = ((index + 1) if static_gate(config.policy_frequency) else t) % config.policy_frequency == 0
             do_target = ((index + 1) if static_gate(target_every) else t) % target_every == 0
-            updated, metrics = jax.vmap(impl.update, in_axes=(0, 0, 0, None, None))(
-                state.learners, batch, agent_keys(k_update), do_actor, do_target)
+            updated, metrics = jax.vmap(impl.update, in_axes=(0, 0, 0, None, None))(state.learners, batch, agent_keys(k_update), do_actor, do_target)
             learning = t > config.learning_starts
             learners = jax.tree_util.tree_map(lambda new, old: jnp.where(learning, new, old), updated, state.learners)
             weights = {"critic": learning, "actor": learning & do_actor}
             new_state = state.replace(learners=learners, buffers=buffers, env_state=env_state, obs=next_env_obs[group], rng=rng, step=t)
-            stats = {"done": jnp.logical_or(terminated, truncated), "returns": info["returned_episode_returns"][group],
-                     "metrics": metrics, "weights": weights}
+            stats = {
+                "done": jnp.logical_or(terminated, truncated),
+                "returns": info["returned_episode_returns"][group],
+                "metrics": metrics,
+                "weights": weights,
+            }
             return new_state, stats
 
         return body
@@ -542,8 +565,7 @@ def make_trainer(env, env_params, config: OffPolicyConfig, recorder: Any = None,
             action = jax.vmap(impl.explore)(Learner(actors, None, None, None, None, None), o, agent_keys(key))
         return {group: jnp.swapaxes(jnp.clip(action, low, high), 0, 1)}, carry
 
-    trainer = Trainer(init=init, run=run, act=act, config=config, policy=lambda state: state.learners.actor,
-                      initial_carry=lambda batch: None)
+    trainer = Trainer(init=init, run=run, act=act, config=config, policy=lambda state: state.learners.actor, initial_carry=lambda batch: None)
     return trainer
 
 
@@ -552,7 +574,7 @@ def _check_setup(env, env_params, config: OffPolicyConfig, recorder: Any, rollou
     in steps (0: never), or a ``ValueError`` saying what the off-policy learners cannot train."""
     if len(env.agents) != 1:
         raise ValueError(f"the off-policy learners train one agent group; {env.name} has {sorted(env.agents)}")
-    (group, n_agents), = env.agents.items()
+    ((group, n_agents),) = env.agents.items()
     space = env.action_space(group)
     if not isinstance(space, Box) or len(space.shape) != 1 or not np.all(np.isfinite(space.low)) or not np.all(np.isfinite(space.high)):
         raise ValueError(f"the off-policy learners need a bounded 1-D Box action space; {env.name} has {space}")
@@ -561,8 +583,10 @@ def _check_setup(env, env_params, config: OffPolicyConfig, recorder: Any, rollou
     episode = int(np.max(np.asarray(env_params.max_steps)))
     period = config.federation_period * episode
     if period and period % config.num_steps:
-        raise ValueError(f"{type(config).__name__}: federation every {config.federation_period} episodes = {period} steps must "
-                         f"be a multiple of num_steps = {config.num_steps}")
+        raise ValueError(
+            f"{type(config).__name__}: federation every {config.federation_period} episodes = {period} steps must "
+            f"be a multiple of num_steps = {config.num_steps}"
+        )
     return group, n_agents, space, period
 
 

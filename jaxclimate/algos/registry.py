@@ -39,8 +39,9 @@ def _load_builtin() -> None:
         return
     from jaxclimate.algos import ippo
 
-    register_algorithm(Algorithm("ippo", ippo.IPPOConfig, ippo.make_trainer,
-                                 "independent PPO (PureJaxRL style): one learner per agent, any action space"))
+    register_algorithm(
+        Algorithm("ippo", ippo.IPPOConfig, ippo.make_trainer, "independent PPO (PureJaxRL style): one learner per agent, any action space")
+    )
     from jaxclimate.algos import off_policy
 
     for algorithm in off_policy.ALGORITHMS:

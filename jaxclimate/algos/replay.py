@@ -28,9 +28,15 @@ class ReplayBuffer:
     @classmethod
     def create(cls, capacity: int, obs_dim: int, act_dim: int) -> "ReplayBuffer":
         zeros = lambda *shape: jnp.zeros(shape, jnp.float32)  # noqa: E731
-        return cls(obs=zeros(capacity, obs_dim), action=zeros(capacity, act_dim), reward=zeros(capacity),
-                   next_obs=zeros(capacity, obs_dim), done=zeros(capacity), position=jnp.zeros((), jnp.int32),
-                   size=jnp.zeros((), jnp.int32))
+        return cls(
+            obs=zeros(capacity, obs_dim),
+            action=zeros(capacity, act_dim),
+            reward=zeros(capacity),
+            next_obs=zeros(capacity, obs_dim),
+            done=zeros(capacity),
+            position=jnp.zeros((), jnp.int32),
+            size=jnp.zeros((), jnp.int32),
+        )
 
     @property
     def capacity(self) -> int:
@@ -41,13 +47,23 @@ class ReplayBuffer:
         count = reward.shape[0]
         index = (self.position + jnp.arange(count)) % self.capacity
         put = lambda buf, x: buf.at[index].set(x.astype(jnp.float32))  # noqa: E731
-        return self.replace(obs=put(self.obs, obs), action=put(self.action, action), reward=put(self.reward, reward),
-                            next_obs=put(self.next_obs, next_obs), done=put(self.done, done),
-                            position=(self.position + count) % self.capacity,
-                            size=jnp.minimum(self.size + count, self.capacity))
+        return self.replace(
+            obs=put(self.obs, obs),
+            action=put(self.action, action),
+            reward=put(self.reward, reward),
+            next_obs=put(self.next_obs, next_obs),
+            done=put(self.done, done),
+            position=(self.position + count) % self.capacity,
+            size=jnp.minimum(self.size + count, self.capacity),
+        )
 
     def sample(self, key: jax.Array, batch_size: int) -> dict[str, jax.Array]:
         """``batch_size`` transitions drawn uniformly with replacement from the filled part."""
         index = jax.random.randint(key, (batch_size,), 0, jnp.maximum(self.size, 1))
-        return {"obs": self.obs[index], "action": self.action[index], "reward": self.reward[index],
-                "next_obs": self.next_obs[index], "done": self.done[index]}
+        return {
+            "obs": self.obs[index],
+            "action": self.action[index],
+            "reward": self.reward[index],
+            "next_obs": self.next_obs[index],
+            "done": self.done[index],
+        }

@@ -90,10 +90,7 @@ def require_ciceroscm():
             import ciceroscm  # noqa: F401
             from ciceroscm import CICEROSCM, input_handler
     except ImportError as err:
-        raise ImportError(
-            "The CICERO-SCM oracle needs the optional package ciceroscm: "
-            'pip install "jaxclimate[cicero]"'
-        ) from err
+        raise ImportError('The CICERO-SCM oracle needs the optional package ciceroscm: pip install "jaxclimate[cicero]"') from err
     return CICEROSCM, input_handler
 
 
@@ -129,9 +126,7 @@ def _load_inputs() -> dict[str, Any]:
         emissions = emissions.rename(columns={"CO2": "CO2_FF", "CO2.1": "CO2_AFOLU"}).loc[START_YEAR:END_YEAR]
         return {
             "gaspam_data": input_handler.read_components(data_path(_DATA_FILES["gaspam"])),
-            "concentrations_data": input_handler.read_inputfile(
-                data_path(_DATA_FILES["concentrations"]), True, 1750, 2100
-            ),
+            "concentrations_data": input_handler.read_inputfile(data_path(_DATA_FILES["concentrations"]), True, 1750, 2100),
             "emissions_data": emissions.astype(np.float64),
             "nat_ch4_data": input_handler.read_natural_emissions(data_path(_DATA_FILES["nat_ch4"]), "CH4"),
             "nat_n2o_data": input_handler.read_natural_emissions(data_path(_DATA_FILES["nat_n2o"]), "N2O"),

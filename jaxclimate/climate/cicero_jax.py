@@ -61,9 +61,18 @@ PPM_CO2_TO_PG_C = 2.123
 Z_CO2_MAX = 293.5
 _PCO2_POLY = (1.3021, 3.7929e-3, 9.1193e-6, 1.488e-8, 1.2425e-10)
 CARBON_DEFAULTS = {
-    "beta_f": 0.287, "mixed_carbon": 75.0, "ml_w_sigmoid": 3.0, "ml_fracmax": 0.5, "ml_t_half": 0.5,
-    "t_half": 0.5, "w_sigmoid": 7.0, "t_threshold": 4.0, "w_threshold": 7.0, "solubility_sens": 0.02,
-    "solubility_limit": 0.5, "ml_depth_min": 10.0,
+    "beta_f": 0.287,
+    "mixed_carbon": 75.0,
+    "ml_w_sigmoid": 3.0,
+    "ml_fracmax": 0.5,
+    "ml_t_half": 0.5,
+    "t_half": 0.5,
+    "w_sigmoid": 7.0,
+    "t_threshold": 4.0,
+    "w_threshold": 7.0,
+    "solubility_sens": 0.02,
+    "solubility_limit": 0.5,
+    "ml_depth_min": 10.0,
 }
 # --- thermal model defaults (ciceroscm thermal_model/upwelling_diffusion_model.py) -----------
 UDM_DEFAULTS = {"threstemp": 7.0, "foan": 0.61, "foas": 0.81, "ebbeta": 0.0, "ocean_efficacy": 1.0}
@@ -217,21 +226,28 @@ def _constants(udm_items: tuple, emi_items: tuple) -> Constants:
     emissions = dict(zip(names, table.T))
     conc_years, conc_all = _read_concentrations()
     conc_in = {g: c[(conc_years >= YEAR0) & (conc_years <= cicero.END_YEAR)] for g, c in conc_all.items()}
-    nat = {g: np.loadtxt(cicero.data_path(f"natemis_{g.lower()}.txt"))[YEAR0 - 1750:YEAR0 - 1750 + N_YEARS] for g in ("CH4", "N2O")}
-    luc = np.loadtxt(cicero.data_path("IPCC_LUCalbedo.txt"))[YEAR0 - 1750:YEAR0 - 1750 + N_YEARS]
+    nat = {g: np.loadtxt(cicero.data_path(f"natemis_{g.lower()}.txt"))[YEAR0 - 1750 : YEAR0 - 1750 + N_YEARS] for g in ("CH4", "N2O")}
+    luc = np.loadtxt(cicero.data_path("IPCC_LUCalbedo.txt"))[YEAR0 - 1750 : YEAR0 - 1750 + N_YEARS]
     ref = pamset_emiconc["ref_yr"] - YEAR0
     i2000 = 2000 - YEAR0
     e = emissions
-    trop_o3_other = (0.17 * (e["NOx"] - e["NOx"][ref]) + 0.0014 * (e["CO"] - e["CO"][ref])
-                     + 0.0042 * (e["NMVOC"] - e["NMVOC"][ref]))
-    ch4_other = (0.0042 * (e["NOx"] - e["NOx"][i2000]) - 0.000105 * (e["CO"] - e["CO"][i2000])
-                 - 0.000315 * (e["NMVOC"] - e["NMVOC"][i2000]))
+    trop_o3_other = 0.17 * (e["NOx"] - e["NOx"][ref]) + 0.0014 * (e["CO"] - e["CO"][ref]) + 0.0042 * (e["NMVOC"] - e["NMVOC"][ref])
+    ch4_other = 0.0042 * (e["NOx"] - e["NOx"][i2000]) - 0.000105 * (e["CO"] - e["CO"][i2000]) - 0.000315 * (e["NMVOC"] - e["NMVOC"][i2000])
     return Constants(
-        baseline=emissions, conc_ch4=conc_in["CH4"], conc_n2o=conc_in["N2O"], conc_co2_pi=float(conc_in["CO2"][0]),
+        baseline=emissions,
+        conc_ch4=conc_in["CH4"],
+        conc_n2o=conc_in["N2O"],
+        conc_co2_pi=float(conc_in["CO2"][0]),
         conc_ch4_ref=float(conc_all["CH4"][conc_years == pamset_emiconc["ref_yr"]][0]),
-        nat_ch4=nat["CH4"], nat_n2o=nat["N2O"], forcing_fixed=_vanilla_forcing(gas, conc_in, emissions),
-        forcing_landuse=luc, trop_o3_other=trop_o3_other, ch4_lifetime_other=ch4_other, gas=gas,
-        pamset_udm=pamset_udm, pamset_emiconc=pamset_emiconc,
+        nat_ch4=nat["CH4"],
+        nat_n2o=nat["N2O"],
+        forcing_fixed=_vanilla_forcing(gas, conc_in, emissions),
+        forcing_landuse=luc,
+        trop_o3_other=trop_o3_other,
+        ch4_lifetime_other=ch4_other,
+        gas=gas,
+        pamset_udm=pamset_udm,
+        pamset_emiconc=pamset_emiconc,
         pamset_carbon=dict(CARBON_DEFAULTS),
     )
 
@@ -280,8 +296,7 @@ class CiceroJAX:
     the same arithmetic in fewer loop iterations, for a longer compile.
     """
 
-    def __init__(self, pamset_udm: dict | None = None, pamset_emiconc: dict | None = None, dtype: Any = None,
-                 unroll: int | bool | None = None):
+    def __init__(self, pamset_udm: dict | None = None, pamset_emiconc: dict | None = None, dtype: Any = None, unroll: int | bool | None = None):
         pamset_udm = dict(cicero.PAMSET_UDM if pamset_udm is None else pamset_udm)
         pamset_emiconc = dict(cicero.PAMSET_EMICONC if pamset_emiconc is None else pamset_emiconc)
         _check_supported(pamset_udm, pamset_emiconc)
@@ -302,11 +317,23 @@ class CiceroJAX:
         self._rs_decay = f([np.exp(-1 / (IDTM * tau)) for _, tau in RS_LATE[1]])
         self._rs_entry = f([np.exp(-FIR_LAGS / (IDTM * tau)) for _, tau in RS_LATE[1]])
         b = c.baseline
-        self._fixed = {k: f(v) for k, v in {
-            "SO2": b["SO2"], "BC": b["BC"], "OC": b["OC"], "BMB_AEROS_OC": b["BMB_AEROS_OC"],
-            "conc_ch4": c.conc_ch4, "conc_n2o": c.conc_n2o, "nat_ch4": c.nat_ch4, "nat_n2o": c.nat_n2o,
-            "forcing_fixed": c.forcing_fixed, "landuse": c.forcing_landuse, "trop_o3_other": c.trop_o3_other,
-            "ch4_other": c.ch4_lifetime_other}.items()}
+        self._fixed = {
+            k: f(v)
+            for k, v in {
+                "SO2": b["SO2"],
+                "BC": b["BC"],
+                "OC": b["OC"],
+                "BMB_AEROS_OC": b["BMB_AEROS_OC"],
+                "conc_ch4": c.conc_ch4,
+                "conc_n2o": c.conc_n2o,
+                "nat_ch4": c.nat_ch4,
+                "nat_n2o": c.nat_n2o,
+                "forcing_fixed": c.forcing_fixed,
+                "landuse": c.forcing_landuse,
+                "trop_o3_other": c.trop_o3_other,
+                "ch4_other": c.ch4_lifetime_other,
+            }.items()
+        }
         self._udm = self._ocean_constants()
         self._gam_fro = jnp.asarray([self._udm["gam_fro_n"], self._udm["gam_fro_s"]], self.dtype)
 
@@ -325,19 +352,36 @@ class CiceroJAX:
         det = gams * gamn
         rakapafac = 2.0 * 1.0e-4 * p["akapa"] * dt
         u = {
-            "dt": dt, "dz0": dz[0], "dzl": dz[-1], "cpi": p["cpi"], "W": p["W"], "threstemp": p["threstemp"],
-            "foan": foan, "foas": foas, "rlamdo": rlamdo, "rlamda": rlamda,
-            "fnx": rlamda + foan * rlamdo, "fsx": rlamda + foas * rlamdo,
-            "dtrm2n": beto * c1fac, "dtrm3n": gams / det * c1fac,
-            "dtrm2s": fnso * beto * c1fac, "dtrm3s": gamn / det * c1fac,
-            "beto_n": beto * dt / (c1 * dz[0]), "beto_s": fnso * beto * dt / (c1 * dz[0]),
+            "dt": dt,
+            "dz0": dz[0],
+            "dzl": dz[-1],
+            "cpi": p["cpi"],
+            "W": p["W"],
+            "threstemp": p["threstemp"],
+            "foan": foan,
+            "foas": foas,
+            "rlamdo": rlamdo,
+            "rlamda": rlamda,
+            "fnx": rlamda + foan * rlamdo,
+            "fsx": rlamda + foas * rlamdo,
+            "dtrm2n": beto * c1fac,
+            "dtrm3n": gams / det * c1fac,
+            "dtrm2s": fnso * beto * c1fac,
+            "dtrm3s": gamn / det * c1fac,
+            "beto_n": beto * dt / (c1 * dz[0]),
+            "beto_s": fnso * beto * dt / (c1 * dz[0]),
             "gam_fro_n": rlamdo * (1.0 - foan * gams / (gams * gamn)) * dt / (c1 * dz[0]),
             "gam_fro_s": rlamdo * (1.0 - foas * gamn / (gamn * gams)) * dt / (c1 * dz[0]),
-            "coeff_c1": -rakapafac / (dz[0] * dz[1]), "coeff_a0": -rakapafac / dz[1] ** 2,
+            "coeff_c1": -rakapafac / (dz[0] * dz[1]),
+            "coeff_a0": -rakapafac / dz[1] ** 2,
             "coeff_a_mid": -rakapafac / (dz[2:] * (dz[1:-1] + dz[2:])),
             "coeff_c2": -rakapafac / (dz[1:-1] * (dz[1:-1] + dz[2:])),
-            "inv_dz0": 1.0 / dz[0], "inv_dz1": 1.0 / dz[1], "inv_dz_mid": 1.0 / dz[1:-1], "inv_dz_last": 1.0 / dz[-1],
-            "deep_n": beto * dt / (c1 * dz[1:-1]), "deep_s": fnso * beto * dt / (c1 * dz[1:-1]),
+            "inv_dz0": 1.0 / dz[0],
+            "inv_dz1": 1.0 / dz[1],
+            "inv_dz_mid": 1.0 / dz[1:-1],
+            "inv_dz_last": 1.0 / dz[-1],
+            "deep_n": beto * dt / (c1 * dz[1:-1]),
+            "deep_s": fnso * beto * dt / (c1 * dz[1:-1]),
         }
         dtmnl3 = dt * beto / (c1 * dz[-1])
         u.update(dtmnl3=dtmnl3, dtmnl1=1.0 - dtmnl3, dtmsl3=fnso * dtmnl3, dtmsl1=1.0 - fnso * dtmnl3)
@@ -348,12 +392,25 @@ class CiceroJAX:
         z = jnp.zeros((), self.dtype)
         c = self.constants
         return CiceroState(
-            recent_s=jnp.zeros(FIR_LAGS, self.dtype), tail_s=jnp.zeros(len(RS_LATE[1]), self.dtype), tail_s_sum=z,
-            land=jnp.zeros(len(RB_TERMS), self.dtype), y_co2=z,
-            x_co2=jnp.asarray(c.conc_co2_pi, self.dtype), em_prev=z, ss1=z, sums=z,
-            ch4=jnp.asarray(c.conc_ch4[0], self.dtype), n2o=jnp.asarray(c.conc_n2o[0], self.dtype),
-            co2_1900=jnp.asarray(c.conc_co2_pi, self.dtype), tn=jnp.zeros(LAYERS, self.dtype),
-            ts=jnp.zeros(LAYERS, self.dtype), fn_prev=z, fs_prev=z, dtemp=z, year_index=jnp.zeros((), jnp.int32))
+            recent_s=jnp.zeros(FIR_LAGS, self.dtype),
+            tail_s=jnp.zeros(len(RS_LATE[1]), self.dtype),
+            tail_s_sum=z,
+            land=jnp.zeros(len(RB_TERMS), self.dtype),
+            y_co2=z,
+            x_co2=jnp.asarray(c.conc_co2_pi, self.dtype),
+            em_prev=z,
+            ss1=z,
+            sums=z,
+            ch4=jnp.asarray(c.conc_ch4[0], self.dtype),
+            n2o=jnp.asarray(c.conc_n2o[0], self.dtype),
+            co2_1900=jnp.asarray(c.conc_co2_pi, self.dtype),
+            tn=jnp.zeros(LAYERS, self.dtype),
+            ts=jnp.zeros(LAYERS, self.dtype),
+            fn_prev=z,
+            fs_prev=z,
+            dtemp=z,
+            year_index=jnp.zeros((), jnp.int32),
+        )
 
     # -- 1. carbon cycle -------------------------------------------------------------------------
     def _mixed_layer_history(self, recent_s, tail_s, tail_s_sum):
@@ -378,8 +435,7 @@ class CiceroJAX:
         fnpp = 60.0 / (sig(0.0) * thr(0.0)) * sig(dtemp) * thr(dtemp)
         solubility = jnp.clip(jnp.exp(-p["solubility_sens"] * dtemp), 0.0, 1.0 + p["solubility_limit"])
         ml_sig = lambda x: _sigmoid(x, p["ml_t_half"], p["ml_w_sigmoid"])  # noqa: E731
-        mixed_layer = jnp.maximum(p["mixed_carbon"] * (1 - p["ml_fracmax"] * ml_sig(dtemp)) / (1 - p["ml_fracmax"] * ml_sig(0.0)),
-                                  p["ml_depth_min"])
+        mixed_layer = jnp.maximum(p["mixed_carbon"] * (1 - p["ml_fracmax"] * ml_sig(dtemp)) / (1 - p["ml_fracmax"] * ml_sig(0.0)), p["ml_depth_min"])
         dt = 1.0 / IDTM
         oa_ge = OCEAN_AREA * GE_COEFF
         cc1 = dt * oa_ge / (1 + dt * oa_ge / 2.0)
@@ -411,12 +467,13 @@ class CiceroJAX:
             recent_s = jnp.concatenate([s_now[None], recent_s[:-1]])
             return (recent_s, tail_s, tail_s_sum, land, y, x, em, ss1, sums), None
 
-        carry = (state.recent_s, state.tail_s, state.tail_s_sum, state.land, state.y_co2, state.x_co2, state.em_prev,
-                 state.ss1, state.sums)
+        carry = (state.recent_s, state.tail_s, state.tail_s_sum, state.land, state.y_co2, state.x_co2, state.em_prev, state.ss1, state.sums)
         (recent_s, tail_s, tail_s_sum, land, y, x, em_prev, ss1, sums), _ = jax.lax.scan(
-            sub_step, carry, jnp.arange(IDTM), unroll=loop_unroll(self.unroll, 4))
-        return state._replace(recent_s=recent_s, tail_s=tail_s, tail_s_sum=tail_s_sum, land=land, y_co2=y, x_co2=x,
-                              em_prev=em_prev, ss1=ss1, sums=sums)
+            sub_step, carry, jnp.arange(IDTM), unroll=loop_unroll(self.unroll, 4)
+        )
+        return state._replace(
+            recent_s=recent_s, tail_s=tail_s, tail_s_sum=tail_s_sum, land=land, y_co2=y, x_co2=x, em_prev=em_prev, ss1=ss1, sums=sums
+        )
 
     # -- 2. CH4 and N2O ---------------------------------------------------------------------------
     def _gases_year(self, state: CiceroState, em_ch4, em_n2o) -> CiceroState:
@@ -440,9 +497,11 @@ class CiceroJAX:
         n, n0 = state.n2o, f["conc_n2o"][0]
         m, m0 = state.ch4, f["conc_ch4"][0]
         out = {
-            "CO2": gas["CO2"]["SARF_TO_ERF"] * (-2.4e-7 * (c - c0) ** 2 + 7.2e-4 * jnp.abs(c - c0) - 2.1e-4 * 0.5 * (n0 + n) + 5.36)
+            "CO2": gas["CO2"]["SARF_TO_ERF"]
+            * (-2.4e-7 * (c - c0) ** 2 + 7.2e-4 * jnp.abs(c - c0) - 2.1e-4 * 0.5 * (n0 + n) + 5.36)
             * jnp.log(c / c0),
-            "N2O": gas["N2O"]["SARF_TO_ERF"] * (-8.0e-6 * 0.5 * (c + c0) + 4.2e-6 * 0.5 * (n + n0) - 4.9e-6 * 0.5 * (m + m0) + 0.117)
+            "N2O": gas["N2O"]["SARF_TO_ERF"]
+            * (-8.0e-6 * 0.5 * (c + c0) + 4.2e-6 * 0.5 * (n + n0) - 4.9e-6 * 0.5 * (m + m0) + 0.117)
             * (jnp.sqrt(n) - jnp.sqrt(n0)),
             "CH4": gas["CH4"]["SARF_TO_ERF"] * (-1.3e-6 * 0.5 * (m + m0) - 8.2e-6 * 0.5 * (n + n0) + 0.043) * (jnp.sqrt(m) - jnp.sqrt(m0)),
         }
@@ -462,8 +521,7 @@ class CiceroJAX:
         even = out["CO2"] + out["N2O"] + out["CH4"] + out["STRAT_H2O"] + out["FIXED"]
         out["Total_forcing"] = even + aerosols + out["TROP_O3"] + out["LANDUSE"]
         out["NH"] = even + AEROSOL_SPLIT * aerosols + TROP_O3_SPLIT * out["TROP_O3"] + LANDUSE_SPLIT * out["LANDUSE"]
-        out["SH"] = (even + (2 - AEROSOL_SPLIT) * aerosols + (2 - TROP_O3_SPLIT) * out["TROP_O3"]
-                     + (2 - LANDUSE_SPLIT) * out["LANDUSE"])
+        out["SH"] = even + (2 - AEROSOL_SPLIT) * aerosols + (2 - TROP_O3_SPLIT) * out["TROP_O3"] + (2 - LANDUSE_SPLIT) * out["LANDUSE"]
         return out
 
     # -- 4. ocean ------------------------------------------------------------------------------
@@ -472,10 +530,10 @@ class CiceroJAX:
         u = self._udm
         col = lambda v: jnp.broadcast_to(jnp.asarray(v, self.dtype), (2,))[None]  # noqa: E731
         c = jnp.concatenate([col(0.0), col(u["coeff_c1"]), u["coeff_c2"][:, None] - wcfac[None] * u["inv_dz_mid"][:, None]])
-        a = jnp.concatenate([(u["coeff_a0"] + wcfac * u["inv_dz1"])[None], jnp.broadcast_to(u["coeff_a_mid"][:, None], (LAYERS - 2, 2)),
-                             col(0.0)])
-        b = jnp.concatenate([(1.0 - c[1] + self._gam_fro - wcfac * u["inv_dz0"])[None], 1.0 - a[:-2] - c[2:],
-                             (1.0 - a[-2] + wcfac * u["inv_dz_last"])[None]])
+        a = jnp.concatenate([(u["coeff_a0"] + wcfac * u["inv_dz1"])[None], jnp.broadcast_to(u["coeff_a_mid"][:, None], (LAYERS - 2, 2)), col(0.0)])
+        b = jnp.concatenate(
+            [(1.0 - c[1] + self._gam_fro - wcfac * u["inv_dz0"])[None], 1.0 - a[:-2] - c[2:], (1.0 - a[-2] + wcfac * u["inv_dz_last"])[None]]
+        )
         # row r: a[r−1]·x[r−1] + b[r]·x[r] + c[r+1]·x[r+1] (LAPACK gtsv's dl = a[:-1], du = c[1:])
         return jnp.concatenate([col(0.0), a[:-1]]), b, jnp.concatenate([c[1:], col(0.0)])
 
@@ -496,10 +554,13 @@ class CiceroJAX:
             frac = (im + 1) / LDTIME
             dq = frac * forcing + (1 - frac) * previous
             other = T[:, ::-1]  # the other hemisphere's layers
-            rhs = jnp.concatenate([
-                (dtrm1 * T[0] + dtrm2 * other[0] + dtrm3 * dq)[None],
-                T[1:-1] + deep * (other[1:-1] - T[1:-1]),
-                (dtml1 * T[-1] + wcfac * u["cpi"] / u["dzl"] * T[0] + dtml3 * other[-1])[None]])
+            rhs = jnp.concatenate(
+                [
+                    (dtrm1 * T[0] + dtrm2 * other[0] + dtrm3 * dq)[None],
+                    T[1:-1] + deep * (other[1:-1] - T[1:-1]),
+                    (dtml1 * T[-1] + wcfac * u["cpi"] / u["dzl"] * T[0] + dtml3 * other[-1])[None],
+                ]
+            )
             T = tridiagonal_solve(*self._ocean_matrix(wcfac), rhs, fused=True)
             temp1 = T[0]
             air = (dq + fo * u["rlamdo"] * temp1) / fx
@@ -509,11 +570,17 @@ class CiceroJAX:
 
         zero = jnp.zeros(2, self.dtype)
         T0 = jnp.stack([state.tn, state.ts], axis=1)
-        (T, _, (mixed, air, sea)), _ = jax.lax.scan(
-            sub_step, (T0, zero, (zero,) * 3), jnp.arange(LDTIME), unroll=loop_unroll(self.unroll, 4))
-        out = {"dT_glob": (mixed[0] + mixed[1]) / 2.0, "dT_NH": mixed[0], "dT_SH": mixed[1], "dT_glob_air": (air[0] + air[1]) / 2.0,
-               "dT_NH_air": air[0], "dT_SH_air": air[1], "dT_glob_sea": (sea[0] + sea[1]) / 2.0,
-               "RIB_glob": ((fn - u["rlamda"] * mixed[0]) + (fs - u["rlamda"] * mixed[1])) / 2.0}
+        (T, _, (mixed, air, sea)), _ = jax.lax.scan(sub_step, (T0, zero, (zero,) * 3), jnp.arange(LDTIME), unroll=loop_unroll(self.unroll, 4))
+        out = {
+            "dT_glob": (mixed[0] + mixed[1]) / 2.0,
+            "dT_NH": mixed[0],
+            "dT_SH": mixed[1],
+            "dT_glob_air": (air[0] + air[1]) / 2.0,
+            "dT_NH_air": air[0],
+            "dT_SH_air": air[1],
+            "dT_glob_sea": (sea[0] + sea[1]) / 2.0,
+            "RIB_glob": ((fn - u["rlamda"] * mixed[0]) + (fs - u["rlamda"] * mixed[1])) / 2.0,
+        }
         return state._replace(tn=T[:, 0], ts=T[:, 1], fn_prev=fn, fs_prev=fs, dtemp=out["dT_glob"]), out
 
     # -- one year, and whole runs -------------------------------------------------------------

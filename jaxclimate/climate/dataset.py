@@ -79,8 +79,7 @@ def _write_manifest(out: Path, num_scenarios: int, config: GeneratorConfig, engi
         existing = json.loads(path.read_text())
         if existing != manifest:
             raise ValueError(
-                f"{path} describes a different dataset (num_scenarios/generator/oracle differ); "
-                "use a new --out folder or the same options to resume"
+                f"{path} describes a different dataset (num_scenarios/generator/oracle differ); use a new --out folder or the same options to resume"
             )
         return
     atomic_write_text(path, json.dumps(manifest, indent=2) + "\n")
@@ -132,9 +131,7 @@ def generate_dataset(
     try:
         for index in todo:
             seeds = np.arange(index * config.chunk_size, min((index + 1) * config.chunk_size, num_scenarios))
-            emissions = np.stack(
-                [scenarios.numpy_scenario(s, tuple(config.bounds), config.alpha, config.smoothing) for s in seeds]
-            )
+            emissions = np.stack([scenarios.numpy_scenario(s, tuple(config.bounds), config.alpha, config.smoothing) for s in seeds])
             if jax_engine:
                 from jaxclimate.climate import cicero_jax
 
@@ -219,8 +216,9 @@ def normalisation_stats(emissions_2015_2075: np.ndarray, train: np.ndarray, wind
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jaxclimate.climate.dataset", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m jaxclimate.climate.dataset", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--scenarios", type=int, default=20000, help="number of scenarios S (seeds 0..S-1)")
     p.add_argument("--out", type=Path, required=True, help="output folder (created; resumed if it exists)")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
@@ -228,15 +226,18 @@ def main(argv=None) -> int:
     p.add_argument("--alpha", type=float, default=scenarios.ALPHA, help="smoothing α")
     p.add_argument("--bounds", type=float, nargs=2, default=list(scenarios.BOUNDS), help="multiplier bounds")
     p.add_argument("--smoothing", choices=["log1p", "geometric"], default="log1p")
-    p.add_argument("--engine", choices=["oracle", "cicero-jax"], default="oracle",
-                   help="oracle: ciceroscm in worker processes; cicero-jax: CICERO-SCM in JAX (float64, one program per chunk)")
+    p.add_argument(
+        "--engine",
+        choices=["oracle", "cicero-jax"],
+        default="oracle",
+        help="oracle: ciceroscm in worker processes; cicero-jax: CICERO-SCM in JAX (float64, one program per chunk)",
+    )
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     config = GeneratorConfig(tuple(args.bounds), args.alpha, args.smoothing, args.chunk_size)
     start = time.perf_counter()
     try:
-        generate_dataset(args.out, args.scenarios, workers=args.workers, config=config, progress=not args.no_progress,
-                         engine=args.engine)
+        generate_dataset(args.out, args.scenarios, workers=args.workers, config=config, progress=not args.no_progress, engine=args.engine)
     except KeyboardInterrupt:
         print(f"\ninterrupted: completed chunks are kept in {args.out}; run the same command to resume", file=sys.stderr)
         return 130

@@ -54,9 +54,7 @@ def _check_start_year(start_year: int, low: int, high: int = cicero.END_YEAR) ->
 
 def _check_emissions_shape(emissions_t: jax.Array) -> None:
     if jnp.shape(emissions_t) != (len(cicero.CONTROLLABLE),):
-        raise ValueError(
-            f"emissions_t must have shape (5,) ({', '.join(cicero.CONTROLLABLE)}), got {jnp.shape(emissions_t)}"
-        )
+        raise ValueError(f"emissions_t must have shape (5,) ({', '.join(cicero.CONTROLLABLE)}), got {jnp.shape(emissions_t)}")
 
 
 class SurrogateEngine:
@@ -130,9 +128,7 @@ class SurrogateEngine:
             z = sg.normalise(x, self._mean, self._std)
             carry = jax.tree_util.tree_map(lambda t: jnp.asarray(t)[stepped], table)
             # a while loop: under vmap it runs the largest k of the batch (equal for envs in step)
-            carry = jax.lax.fori_loop(
-                0, stepped, lambda i, c: parts.step(c, jax.lax.dynamic_index_in_dim(z, W - stepped + i, keepdims=False)),
-                carry)
+            carry = jax.lax.fori_loop(0, stepped, lambda i, c: parts.step(c, jax.lax.dynamic_index_in_dim(z, W - stepped + i, keepdims=False)), carry)
             return parts.head(parts.output(carry), z[W])
 
         @predict.defjvp
@@ -165,8 +161,10 @@ class CiceroEngine:
     """CICERO-SCM itself as a climate engine (host callback; see module docstring)."""
 
     uses_host_callback = True
-    host_callback_advice = ("CICERO-SCM runs on the host, about 15 env-steps/s: train on --engine cicero-jax (the same "
-                            "model in JAX, exact, compiled with the policy) or the default surrogate")
+    host_callback_advice = (
+        "CICERO-SCM runs on the host, about 15 env-steps/s: train on --engine cicero-jax (the same "
+        "model in JAX, exact, compiled with the policy) or the default surrogate"
+    )
 
     def __init__(self, start_year: int = 2016):
         cicero.require_ciceroscm()
@@ -186,13 +184,7 @@ class CiceroEngine:
         _check_emissions_shape(emissions_t)
         row = jnp.clip(state.year - cicero.SCENARIO_START, 0, cicero.N_SCENARIO_YEARS - 1)
         emissions = state.emissions.at[row].set(jnp.asarray(emissions_t, state.emissions.dtype))
-        dT = jax.pure_callback(
-            _host_temperature,
-            jax.ShapeDtypeStruct((), emissions.dtype),
-            emissions,
-            state.year,
-            vmap_method="sequential",
-        )
+        dT = jax.pure_callback(_host_temperature, jax.ShapeDtypeStruct((), emissions.dtype), emissions, state.year, vmap_method="sequential")
         return CiceroEngineState(emissions=emissions, year=state.year + 1), dT
 
 
@@ -217,8 +209,7 @@ class CiceroJaxEngine:
             state, outputs = jax.jit(exact.run_years)(exact.zero_state(), prefix)
             state = jax.tree_util.tree_map(np.asarray, state)
             self._initial_temperature = float(outputs["dT_glob_air"][-1])
-        self._initial = jax.tree_util.tree_map(
-            lambda x: jnp.asarray(x, self.dtype if np.issubdtype(x.dtype, np.floating) else x.dtype), state)
+        self._initial = jax.tree_util.tree_map(lambda x: jnp.asarray(x, self.dtype if np.issubdtype(x.dtype, np.floating) else x.dtype), state)
 
     def init(self) -> Any:
         return self._initial

@@ -94,8 +94,7 @@ class PreparedData:
     window_index: jax.Array  # (61, 66)
 
 
-def prepare(data: dict[str, np.ndarray], split_seed: int = 0, window: int = ds.WINDOW,
-            extra: dict[str, np.ndarray] | None = None) -> PreparedData:
+def prepare(data: dict[str, np.ndarray], split_seed: int = 0, window: int = ds.WINDOW, extra: dict[str, np.ndarray] | None = None) -> PreparedData:
     """Splits, normalisation statistics and device arrays from ``dataset.load_dataset``.
     ``extra`` (another dataset, e.g. policy-induced paths) joins the training split only:
     validation, test and the normalisation statistics stay those of ``data``."""
@@ -110,8 +109,7 @@ def prepare(data: dict[str, np.ndarray], split_seed: int = 0, window: int = ds.W
     full = ds.scenarios.full_history(data["emissions"])
     histories = ((full - mean) / std).astype(np.float32)
     targets = data["dT"][:, ds.FIRST_TARGET_INDEX : ds.FIRST_TARGET_INDEX + ds.N_TARGETS].astype(np.float32)
-    return PreparedData(jnp.asarray(histories), jnp.asarray(targets), splits, mean, std,
-                        jnp.asarray(ds.window_indices(window)))
+    return PreparedData(jnp.asarray(histories), jnp.asarray(targets), splits, mean, std, jnp.asarray(ds.window_indices(window)))
 
 
 def gather_windows(data: PreparedData, scenario: jax.Array, target: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -265,8 +263,7 @@ def fit(
     evaluate = make_evaluate(model, prepared)
     val_s, val_t = _validation_samples(prepared, config)
     start = time.perf_counter()
-    bar = tqdm(total=config.max_epochs, initial=int(state["epoch"]), unit="epoch", desc=f"fit {config.model}",
-               disable=not progress)
+    bar = tqdm(total=config.max_epochs, initial=int(state["epoch"]), unit="epoch", desc=f"fit {config.model}", disable=not progress)
     stop_reason = "max_epochs"
     try:
         while int(state["epoch"]) < config.max_epochs:
@@ -285,12 +282,17 @@ def fit(
             val_rmse, val_r2 = (float(v) for v in evaluate(params, val_s, val_t))
             if not math.isfinite(val_rmse):
                 raise FloatingPointError(f"validation RMSE is {val_rmse} at epoch {int(state['epoch']) + 1}")
-            state.update(params=params, opt_state=opt_state, key=np.asarray(jax.random.key_data(key)),
-                         epoch=np.asarray(int(state["epoch"]) + 1))
+            state.update(params=params, opt_state=opt_state, key=np.asarray(jax.random.key_data(key)), epoch=np.asarray(int(state["epoch"]) + 1))
             state = update_schedule(state, val_rmse, config)
-            record = {"epoch": int(state["epoch"]), "train_rmse": float(np.sqrt(train_loss)), "val_rmse": val_rmse,
-                      "val_r2": val_r2, "learning_rate": float(state["learning_rate"]), "steps": steps,
-                      "wall_s": time.perf_counter() - start}
+            record = {
+                "epoch": int(state["epoch"]),
+                "train_rmse": float(np.sqrt(train_loss)),
+                "val_rmse": val_rmse,
+                "val_r2": val_r2,
+                "learning_rate": float(state["learning_rate"]),
+                "steps": steps,
+                "wall_s": time.perf_counter() - start,
+            }
             with open(run_dir / "metrics.jsonl", "a") as f:
                 f.write(json.dumps(record) + "\n")
             ckpt.save(int(state["epoch"]), state)
@@ -302,14 +304,19 @@ def fit(
     finally:
         bar.close()
         ckpt.close()
-    metrics = {"epochs": int(state["epoch"]), "stop_reason": stop_reason, "steps_per_epoch": steps,
-               "batch_size": config.batch_size}
+    metrics = {"epochs": int(state["epoch"]), "stop_reason": stop_reason, "steps_per_epoch": steps, "batch_size": config.batch_size}
     for split in ("val", "test", "train"):
         rmse, r2 = evaluate(state["best_params"], *all_samples(prepared.splits[split]))
         metrics[f"{split}_rmse"], metrics[f"{split}_r2"] = float(rmse), float(r2)
     (run_dir / "final_metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    return {"params": state["best_params"], "mean": prepared.mean, "std": prepared.std, "metrics": metrics,
-            "splits": prepared.splits, "model_config": model_config}
+    return {
+        "params": state["best_params"],
+        "mean": prepared.mean,
+        "std": prepared.std,
+        "metrics": metrics,
+        "splits": prepared.splits,
+        "model_config": model_config,
+    }
 
 
 def _best_params_of(run_dir: Path, like_state: dict) -> Any:
@@ -354,8 +361,7 @@ def _check_run_config(run_dir: Path, config: FitConfig) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jaxclimate.climate.fit", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m jaxclimate.climate.fit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", choices=["gru", "lstm", "tcn"], default="gru")
     p.add_argument("--data", type=Path, required=True, help="dataset folder from jaxclimate.climate.dataset")
     p.add_argument("--run-dir", type=Path, required=True, help="checkpoints and metrics (resumed if present)")
@@ -365,22 +371,33 @@ def main(argv=None) -> int:
     p.add_argument("--batch-size", type=int, default=512)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--schedule", choices=["plateau", "cosine"], default="plateau",
-                   help="plateau: halve on a validation plateau (the authors'); cosine: decay over --epochs")
-    p.add_argument("--init-from", default=None,
-                   help="start from the best weights of this earlier run dir, or shipped:<name> for the shipped weights")
-    p.add_argument("--extra-data", type=Path, default=None,
-                   help="a dataset folder (e.g. from jaxclimate.climate.policy_data) added to the training split only")
+    p.add_argument(
+        "--schedule",
+        choices=["plateau", "cosine"],
+        default="plateau",
+        help="plateau: halve on a validation plateau (the authors'); cosine: decay over --epochs",
+    )
+    p.add_argument("--init-from", default=None, help="start from the best weights of this earlier run dir, or shipped:<name> for the shipped weights")
+    p.add_argument(
+        "--extra-data", type=Path, default=None, help="a dataset folder (e.g. from jaxclimate.climate.policy_data) added to the training split only"
+    )
     p.add_argument("--time-budget", type=float, default=None, help="minutes; stop cleanly after this")
-    p.add_argument("--stop-after-epochs", type=int, default=None,
-                   help="end after this epoch (a cosine schedule still decays over --epochs)")
+    p.add_argument("--stop-after-epochs", type=int, default=None, help="end after this epoch (a cosine schedule still decays over --epochs)")
     p.add_argument("--export", type=Path, default=None, help="write weights + card to this folder at the end")
     args = p.parse_args(argv)
     try:
-        config = FitConfig(model=args.model, learning_rate=args.lr, batch_size=args.batch_size, max_epochs=args.epochs,
-                           steps_per_epoch=args.steps_per_epoch, val_samples=args.val_samples, seed=args.seed,
-                           schedule=args.schedule, init_from=None if args.init_from is None else str(args.init_from),
-                           extra_data=None if args.extra_data is None else str(args.extra_data))
+        config = FitConfig(
+            model=args.model,
+            learning_rate=args.lr,
+            batch_size=args.batch_size,
+            max_epochs=args.epochs,
+            steps_per_epoch=args.steps_per_epoch,
+            val_samples=args.val_samples,
+            seed=args.seed,
+            schedule=args.schedule,
+            init_from=None if args.init_from is None else str(args.init_from),
+            extra_data=None if args.extra_data is None else str(args.extra_data),
+        )
         data = ds.load_dataset(args.data)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)

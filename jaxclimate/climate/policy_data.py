@@ -97,11 +97,11 @@ def episode_paths(scenario: str, policy: str, key: jax.Array, episodes: int) -> 
 def source_paths(episodes: int, *, seed: int = 0, scenarios=SCENARIOS, policies=POLICIES) -> dict[str, np.ndarray]:
     """``"scenario/policy"`` -> (episodes, 50, 5) paths, each source with its own key derived
     from ``seed`` (so a source's paths do not depend on which other sources are drawn)."""
+
     def key(scenario: str, policy: str) -> jax.Array:
         return jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(seed), SCENARIOS.index(scenario)), POLICIES.index(policy))
 
-    return {f"{scenario}/{policy}": episode_paths(scenario, policy, key(scenario, policy), episodes)
-            for scenario in scenarios for policy in policies}
+    return {f"{scenario}/{policy}": episode_paths(scenario, policy, key(scenario, policy), episodes) for scenario in scenarios for policy in policies}
 
 
 def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=POLICIES, seed: int = 0) -> Path:
@@ -120,19 +120,32 @@ def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=PO
     emissions = oracle_inputs(np.concatenate(list(by_source.values())))  # (n, 61, 5) for 2015..2075
     dT = cicero_jax.run_batch(emissions)
     n = len(emissions)
-    manifest = {"format_version": 1, "num_scenarios": n, "seeds": f"0..{n - 1}", "kind": "policy-induced",
-                "episodes_per_source": episodes, "scenarios": list(scenarios), "policies": list(policies), "seed": seed,
-                "oracle": {"engine": "jaxclimate.climate.cicero_jax (float64)", "output": "dT_glob_air (K, raw, 1900..2075)"},
-                "arrays": {"seeds": "(n,) int64", "emissions": "(n, 61, 5) float64, 2015..2075", "dT": "(n, 176) float64",
-                           "sources": "(n,) scenario/policy of each path"}}
+    manifest = {
+        "format_version": 1,
+        "num_scenarios": n,
+        "seeds": f"0..{n - 1}",
+        "kind": "policy-induced",
+        "episodes_per_source": episodes,
+        "scenarios": list(scenarios),
+        "policies": list(policies),
+        "seed": seed,
+        "oracle": {"engine": "jaxclimate.climate.cicero_jax (float64)", "output": "dT_glob_air (K, raw, 1900..2075)"},
+        "arrays": {
+            "seeds": "(n,) int64",
+            "emissions": "(n, 61, 5) float64, 2015..2075",
+            "dT": "(n, 176) float64",
+            "sources": "(n,) scenario/policy of each path",
+        },
+    }
     atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     atomic_savez(out / "chunk_00000.npz", seeds=np.arange(n), emissions=emissions, dT=dT, sources=np.asarray(sources))
     return out
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jaxclimate.climate.policy_data", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m jaxclimate.climate.policy_data", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--episodes", type=int, default=2500, help="paths per (scenario, policy) pair")
     p.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=SCENARIOS)

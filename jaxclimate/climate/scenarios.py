@@ -29,13 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxclimate.climate.cicero import (
-    CONTROLLABLE,
-    N_SCENARIO_YEARS,
-    SCENARIO_START,
-    START_YEAR,
-    baseline_controllable,
-)
+from jaxclimate.climate.cicero import CONTROLLABLE, N_SCENARIO_YEARS, SCENARIO_START, START_YEAR, baseline_controllable
 
 BOUNDS = (0.925, 1.075)
 ALPHA = 0.8
@@ -107,20 +101,14 @@ def numpy_raw_draws(seed: int, bounds: tuple[float, float] = BOUNDS) -> np.ndarr
     return np.stack([rng.uniform(bounds[0], bounds[1], size=N_SCENARIO_YEARS) for _ in CONTROLLABLE], axis=1)
 
 
-def numpy_scenario(
-    seed: int, bounds: tuple[float, float] = BOUNDS, alpha: float = ALPHA, smoothing: Smoothing = "log1p"
-) -> np.ndarray:
+def numpy_scenario(seed: int, bounds: tuple[float, float] = BOUNDS, alpha: float = ALPHA, smoothing: Smoothing = "log1p") -> np.ndarray:
     """Controllable emissions (61, 5) for 2015..2075 of scenario ``seed`` (authors' stream)."""
     _check(bounds, alpha, smoothing)
     return emissions_from_multipliers(smooth_numpy(numpy_raw_draws(seed, bounds), alpha, smoothing))
 
 
 def generate(
-    key: jax.Array,
-    num_scenarios: int,
-    bounds: tuple[float, float] = BOUNDS,
-    alpha: float = ALPHA,
-    smoothing: Smoothing = "log1p",
+    key: jax.Array, num_scenarios: int, bounds: tuple[float, float] = BOUNDS, alpha: float = ALPHA, smoothing: Smoothing = "log1p"
 ) -> jax.Array:
     """``num_scenarios`` scenarios from ``jax.random``: (num_scenarios, 61, 5) emissions."""
     _check(bounds, alpha, smoothing)

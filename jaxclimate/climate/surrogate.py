@@ -163,8 +163,18 @@ class RecurrentParts:
 #   r = σ(W_ir x + b_ir + W_hr h),  z = σ(W_iz x + b_iz + W_hz h)
 #   n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)),  h' = (1 − z) ⊙ n + z ⊙ h
 
-_GRU_NAMES = (("ir", "kernel"), ("iz", "kernel"), ("in", "kernel"), ("ir", "bias"), ("iz", "bias"), ("in", "bias"),
-              ("hr", "kernel"), ("hz", "kernel"), ("hn", "kernel"), ("hn", "bias"))
+_GRU_NAMES = (
+    ("ir", "kernel"),
+    ("iz", "kernel"),
+    ("in", "kernel"),
+    ("ir", "bias"),
+    ("iz", "bias"),
+    ("in", "bias"),
+    ("hr", "kernel"),
+    ("hz", "kernel"),
+    ("hn", "kernel"),
+    ("hn", "bias"),
+)
 
 
 def _gru_gates(w, h, x):

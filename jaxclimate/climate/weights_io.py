@@ -54,8 +54,12 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
         "name": name,
         "architecture": result["model_config"].to_dict(),
         "num_params": sg.count_params(params),
-        "normalisation": {"mean": np.asarray(result["mean"]).tolist(), "std": np.asarray(result["std"]).tolist(),
-                          "gases": list(cicero.CONTROLLABLE), "units": list(cicero.CONTROLLABLE_UNITS)},
+        "normalisation": {
+            "mean": np.asarray(result["mean"]).tolist(),
+            "std": np.asarray(result["std"]).tolist(),
+            "gases": list(cicero.CONTROLLABLE),
+            "units": list(cicero.CONTROLLABLE_UNITS),
+        },
         "metrics": result["metrics"],
         "dataset": {
             "num_scenarios": manifest["num_scenarios"],
@@ -78,9 +82,14 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
     extra_data = [cfg["extra_data"] for cfg, _ in stages if cfg.get("extra_data")]
     card["regenerate"] += [_policy_data_command(Path(extra_data[-1]))] if extra_data else []
     card["regenerate"] += [
-        _fit_command(cfg, defaults, epochs, run_dir=f"RUN{i}" if i < len(stages) - 1 else "RUN",
-                     init_from=f"RUN{i - 1}" if i else None,
-                     export="jaxclimate/climate/weights" if i == len(stages) - 1 else None)
+        _fit_command(
+            cfg,
+            defaults,
+            epochs,
+            run_dir=f"RUN{i}" if i < len(stages) - 1 else "RUN",
+            init_from=f"RUN{i - 1}" if i else None,
+            export="jaxclimate/climate/weights" if i == len(stages) - 1 else None,
+        )
         for i, (cfg, epochs) in enumerate(stages)
     ]
     atomic_write_bytes(directory / f"{name}.msgpack", serialization.msgpack_serialize(params))
@@ -142,8 +151,7 @@ def _training_stages(config: dict, defaults: dict, epochs_run: int) -> list[tupl
 def _shipped_stages(name: str, defaults: dict) -> list[tuple[dict, int]]:
     """[(fit config dict, epochs)] of the shipped weights ``name``, read from their card."""
     card = json.loads((shipped_weights_dir() / f"{name}.json").read_text())
-    earlier = [({**defaults, **cfg}, int(cfg.get("epochs_run", cfg["max_epochs"])))
-               for cfg in card.get("earlier_training", [])]
+    earlier = [({**defaults, **cfg}, int(cfg.get("epochs_run", cfg["max_epochs"]))) for cfg in card.get("earlier_training", [])]
     return earlier + [({**defaults, **card["training"]}, int(card["metrics"]["epochs"]))]
 
 
@@ -158,20 +166,20 @@ def _policy_data_command(folder: Path) -> str:
         manifest = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError):
         return "python -m jaxclimate.climate.policy_data --out EXTRA"
-    return (f"python -m jaxclimate.climate.policy_data --seed {manifest['seed']} "
-            f"--episodes {manifest['episodes_per_source']} --scenarios {' '.join(manifest['scenarios'])} "
-            f"--policies {' '.join(manifest['policies'])} --out EXTRA")
+    return (
+        f"python -m jaxclimate.climate.policy_data --seed {manifest['seed']} "
+        f"--episodes {manifest['episodes_per_source']} --scenarios {' '.join(manifest['scenarios'])} "
+        f"--policies {' '.join(manifest['policies'])} --out EXTRA"
+    )
 
 
-def _fit_command(cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from: str | None,
-                 export: str | None) -> str:
+def _fit_command(cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from: str | None, export: str | None) -> str:
     """The ``fit`` command line that reproduces one training stage (flags only where ``cfg``
     differs from the ``FitConfig`` defaults)."""
     parts = [f"python -m jaxclimate.climate.fit --model {cfg['model']} --data DATA --run-dir {run_dir}"]
     if init_from:
         parts.append(f"--init-from {init_from}")
-    for key, flag in (("schedule", "--schedule"), ("learning_rate", "--lr"), ("batch_size", "--batch-size"),
-                      ("seed", "--seed")):
+    for key, flag in (("schedule", "--schedule"), ("learning_rate", "--lr"), ("batch_size", "--batch-size"), ("seed", "--seed")):
         if cfg.get(key, defaults[key]) != defaults[key]:
             parts.append(f"{flag} {cfg[key]}")
     # a cosine schedule is defined over max_epochs; a plateau run is replayed for the epochs it ran
@@ -215,20 +223,25 @@ def write_weights_readme(directory: str | Path | None = None) -> Path:
             f"| epochs × steps per epoch × batch | {m['epochs']} × {m['steps_per_epoch']} × {m['batch_size']} |",
             f"| stopped by | {m['stop_reason']} |",
             "",
-            f"* **Oracle:** {d['oracle']['package']} {d['oracle']['version']}, {d['oracle']['output']}; "
-            f"run config {d['oracle']['run_config']}.",
+            f"* **Oracle:** {d['oracle']['package']} {d['oracle']['version']}, {d['oracle']['output']}; run config {d['oracle']['run_config']}.",
             f"* **Scenarios:** S = {d['num_scenarios']} (seeds {d['seeds']}), generator {d['generator']}.",
             f"* **Samples:** window W = {d['window']} years + the target year, {d['samples_per_scenario']} targets "
             f"(2015..2075) per scenario; split {d['split']} scenarios ({d['split_rule']}).",
             f"* **Normalisation:** per-gas μ = {[round(x, 6) for x in card['normalisation']['mean']]}, "
             f"σ = {[round(x, 6) for x in card['normalisation']['std']]} ({', '.join(card['normalisation']['gases'])}).",
             f"* **Training:** AdamW lr {t['learning_rate']}, weight decay {t['weight_decay']}, batch {t['batch_size']}, "
-            + (f"cosine decay to {t['min_learning_rate']} over {t['max_epochs']} epochs"
-               if t.get("schedule") == "cosine" else
-               f"plateau ×{t['plateau_factor']} after {t['plateau_patience']} epochs, early stopping {t['early_stop_patience']}")
+            + (
+                f"cosine decay to {t['min_learning_rate']} over {t['max_epochs']} epochs"
+                if t.get("schedule") == "cosine"
+                else f"plateau ×{t['plateau_factor']} after {t['plateau_patience']} epochs, early stopping {t['early_stop_patience']}"
+            )
             + f", steps per epoch {t['steps_per_epoch']}, validation subset {t['val_samples']}"
-            + (f"; started from the best weights of an earlier run ({len(card.get('earlier_training', []))} stage(s) before, "
-               "see Regenerate)" if t.get("init_from") else "") + ".",
+            + (
+                f"; started from the best weights of an earlier run ({len(card.get('earlier_training', []))} stage(s) before, see Regenerate)"
+                if t.get("init_from")
+                else ""
+            )
+            + ".",
             *([f"* **Notes:** {card['notes']}"] if card.get("notes") else []),
             "* **Regenerate:**",
             "",

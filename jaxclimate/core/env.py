@@ -93,9 +93,7 @@ class Environment(Generic[StateT, ParamsT]):
     def reset_env(self, key: jax.Array, params: ParamsT) -> tuple[Obs, StateT]:
         raise NotImplementedError
 
-    def step_env(
-        self, key: jax.Array, state: StateT, actions: Actions, params: ParamsT
-    ) -> tuple[Obs, StateT, Rewards, jax.Array, Info]:
+    def step_env(self, key: jax.Array, state: StateT, actions: Actions, params: ParamsT) -> tuple[Obs, StateT, Rewards, jax.Array, Info]:
         """One transition: ``(obs, state, rewards, terminated, info)``; no time limit, no reset."""
         raise NotImplementedError
 
@@ -168,20 +166,16 @@ class Environment(Generic[StateT, ParamsT]):
         """Keys, shapes and kinds of the actions, checked when ``step`` is traced (no run-time
         cost). Values out of their space's range are checked by ``CheckedActions`` (opt-in)."""
         if not isinstance(actions, Mapping):
-            raise TypeError(f"{self.name}.step: actions must be a dict of group -> array ({sorted(self.agents)}), "
-                            f"got {type(actions).__name__}")
+            raise TypeError(f"{self.name}.step: actions must be a dict of group -> array ({sorted(self.agents)}), got {type(actions).__name__}")
         if set(actions) != set(self.agents):
             raise ValueError(f"{self.name}.step: actions must have groups {sorted(self.agents)}, got {sorted(actions)}")
         for group, n in self.agents.items():
             space = self.action_space(group)
             expected = (n, *space.shape)
             if tuple(jnp.shape(actions[group])) != expected:
-                raise ValueError(
-                    f"{self.name}.step: actions[{group!r}] must have shape {expected}, got {tuple(jnp.shape(actions[group]))}"
-                )
+                raise ValueError(f"{self.name}.step: actions[{group!r}] must have shape {expected}, got {tuple(jnp.shape(actions[group]))}")
             if jnp.issubdtype(jnp.dtype(space.dtype), jnp.integer) and not jnp.issubdtype(jnp.result_type(actions[group]), jnp.integer):
-                raise TypeError(f"{self.name}.step: actions[{group!r}] must be integers ({space}), "
-                                f"got {jnp.result_type(actions[group])}")
+                raise TypeError(f"{self.name}.step: actions[{group!r}] must be integers ({space}), got {jnp.result_type(actions[group])}")
 
 
 def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:

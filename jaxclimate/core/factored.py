@@ -41,8 +41,9 @@ class FactoredBox(Space):
 
     def __init__(self, shared_dim: int, own_dim: int, insert_at: int, dtype: jnp.dtype = jnp.float32):
         if min(int(shared_dim), int(own_dim)) < 0 or not 0 <= int(insert_at) <= int(own_dim):
-            raise ValueError(f"FactoredBox needs dims >= 0 and 0 <= insert_at <= own_dim, got "
-                             f"shared_dim={shared_dim}, own_dim={own_dim}, insert_at={insert_at}")
+            raise ValueError(
+                f"FactoredBox needs dims >= 0 and 0 <= insert_at <= own_dim, got shared_dim={shared_dim}, own_dim={own_dim}, insert_at={insert_at}"
+            )
         self.shared = Box(-np.inf, np.inf, (int(shared_dim),), dtype)
         self.own = Box(-np.inf, np.inf, (int(own_dim),), dtype)
         self.insert_at = int(insert_at)
@@ -73,5 +74,7 @@ class FactoredBox(Space):
         return jnp.concatenate([own[..., : self.insert_at], shared.astype(own.dtype), own[..., self.insert_at :]], -1)
 
     def __repr__(self) -> str:
-        return (f"FactoredBox(shared_dim={self.shared.shape[0]}, own_dim={self.own.shape[0]}, "
-                f"insert_at={self.insert_at}, dtype={jnp.dtype(self.dtype).name})")
+        return (
+            f"FactoredBox(shared_dim={self.shared.shape[0]}, own_dim={self.own.shape[0]}, "
+            f"insert_at={self.insert_at}, dtype={jnp.dtype(self.dtype).name})"
+        )

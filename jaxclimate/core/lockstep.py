@@ -65,8 +65,7 @@ def _switch(branches: tuple[Callable[..., Any], ...], levels: _Levels) -> Callab
         # when every element has index k, branch K (all branches, then select) otherwise.
         same = jnp.all(index == first)
         which = jnp.where(same, jnp.clip(first, 0, len(branches) - 1), len(branches))
-        return jax.lax.switch(which, [*(lambda b=b: b(first, *operands) for b in lockstep),
-                                      lambda: batched(index, *operands)])
+        return jax.lax.switch(which, [*(lambda b=b: b(first, *operands) for b in lockstep), lambda: batched(index, *operands)])
 
     @switch.def_vmap
     def rule(axis_size: int, in_batched: list, index: jax.Array, *operands: Any):

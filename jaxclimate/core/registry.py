@@ -70,10 +70,7 @@ def make(env_id: str, **overrides: Any) -> tuple[Environment, EnvParams]:
     field_names = {f.name for f in dataclasses.fields(params)}
     unknown = sorted(set(param_overrides) - field_names)
     if unknown:
-        raise ValueError(
-            f"{env_id}: unknown option(s) {unknown}; constructor options: {sorted(ctor_names)}; "
-            f"parameters: {sorted(field_names)}"
-        )
+        raise ValueError(f"{env_id}: unknown option(s) {unknown}; constructor options: {sorted(ctor_names)}; parameters: {sorted(field_names)}")
     for name, value in param_overrides.items():
         _check_numeric(env_id, name, value, getattr(params, name))
     if param_overrides:

@@ -109,13 +109,7 @@ class Box(Space):
     both are infinite, and ``bound ± Exponential(1)`` where only one is finite.
     """
 
-    def __init__(
-        self,
-        low: float | np.ndarray,
-        high: float | np.ndarray,
-        shape: Sequence[int] | None = None,
-        dtype: jnp.dtype = jnp.float32,
-    ):
+    def __init__(self, low: float | np.ndarray, high: float | np.ndarray, shape: Sequence[int] | None = None, dtype: jnp.dtype = jnp.float32):
         low_arr, high_arr = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
         try:
             if shape is None:
@@ -139,11 +133,7 @@ class Box(Space):
         bounded = safe_low + uniform * (safe_high - safe_low)
         normal = jax.random.normal(k_normal, self.shape, self.dtype)
         expo = jax.random.exponential(k_exp, self.shape, self.dtype)
-        x = jnp.where(
-            finite_low & finite_high,
-            bounded,
-            jnp.where(finite_low, safe_low + expo, jnp.where(finite_high, safe_high - expo, normal)),
-        )
+        x = jnp.where(finite_low & finite_high, bounded, jnp.where(finite_low, safe_low + expo, jnp.where(finite_high, safe_high - expo, normal)))
         # Rounding in low + u*(high-low) can overshoot high by one ulp.
         return jnp.clip(x, low, high).astype(self.dtype)
 

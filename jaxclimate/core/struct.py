@@ -100,7 +100,7 @@ def check_range(
         return
     label = f"{owner}.{name}"
     if shape is not None:
-        trailing = arr.shape[arr.ndim - len(shape):] if arr.ndim >= len(shape) else arr.shape
+        trailing = arr.shape[arr.ndim - len(shape) :] if arr.ndim >= len(shape) else arr.shape
         if tuple(trailing) != tuple(shape):
             raise ValueError(f"{label} must have shape {shape} (optionally with leading batch axes), got {arr.shape}")
     if arr.dtype == bool:
@@ -112,9 +112,7 @@ def check_range(
     if not (lo_ok and hi_ok):
         lo = "-inf" if low is None else f"{low:g}"
         hi = "inf" if high is None else f"{high:g}"
-        bracket = ("[" if low_inclusive and low is not None else "(") + f"{lo}, {hi}" + (
-            "]" if high_inclusive and high is not None else ")"
-        )
+        bracket = ("[" if low_inclusive and low is not None else "(") + f"{lo}, {hi}" + ("]" if high_inclusive and high is not None else ")")
         raise ValueError(f"{label} must lie in {bracket}, got {_show(arr)}")
 
 

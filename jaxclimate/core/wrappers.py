@@ -44,8 +44,11 @@ class CheckedActions(Wrapper):
         for group in self._env.agents:
             space = self._env.action_space(group)
             inside = jax.vmap(space.contains)(jnp.asarray(actions[group]))  # (agents,)
-            checkify.check(jnp.all(inside), f"{self._env.name}.step: actions[{group!r}] of agent {{agent}} outside {space} "
-                           f"(first such agent)", agent=jnp.argmin(inside))
+            checkify.check(
+                jnp.all(inside),
+                f"{self._env.name}.step: actions[{group!r}] of agent {{agent}} outside {space} (first such agent)",
+                agent=jnp.argmin(inside),
+            )
         return self._env.step(key, state, actions, params)
 
 
@@ -91,9 +94,7 @@ class EpisodeStatistics(Wrapper):
             env_state=env_state,
             episode_returns={g: jnp.where(done, 0.0, r) for g, r in returns.items()},
             episode_length=jnp.where(done, 0, length),
-            returned_episode_returns={
-                g: jnp.where(done, returns[g], state.returned_episode_returns[g]) for g in returns
-            },
+            returned_episode_returns={g: jnp.where(done, returns[g], state.returned_episode_returns[g]) for g in returns},
             returned_episode_length=jnp.where(done, length, state.returned_episode_length),
             episodes_done=state.episodes_done + done.astype(jnp.int32),
         )
@@ -134,9 +135,7 @@ class PerAgentDictAdapter(Wrapper):
         missing = set(self.agent_names) - set(actions)
         if missing:
             raise ValueError(f"PerAgentDictAdapter.step: missing actions for agents {sorted(missing)}")
-        grouped = {
-            g: jnp.stack([jnp.asarray(actions[f"{g}_{i}"]) for i in range(n)]) for g, n in self._env.agents.items()
-        }
+        grouped = {g: jnp.stack([jnp.asarray(actions[f"{g}_{i}"]) for i in range(n)]) for g, n in self._env.agents.items()}
         obs, state, rewards, terminated, truncated, info = self._env.step(key, state, grouped, params)
         done = jnp.logical_or(terminated, truncated)
         dones = {name: done for name in self.agent_names}

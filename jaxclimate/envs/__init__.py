@@ -26,4 +26,6 @@ register("rice-n-club", RiceN, protocol="club")
 
 from jaxclimate.envs.invest_esg import InvestESG  # noqa: E402
 
-register("invest-esg", InvestESG, report="jaxclimate.envs.invest_esg.report:InvestESGReport")  # the paper default (config="exp_default") unless config= is given
+register(
+    "invest-esg", InvestESG, report="jaxclimate.envs.invest_esg.report:InvestESGReport"
+)  # the paper default (config="exp_default") unless config= is given

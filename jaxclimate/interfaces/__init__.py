@@ -35,6 +35,5 @@ def __getattr__(name: str) -> Any:
     except ModuleNotFoundError as err:
         if (err.name or "").split(".")[0] not in ("pettingzoo", "gymnasium"):
             raise
-        raise ImportError(f"jaxclimate.interfaces.{name} needs PettingZoo and Gymnasium: "
-                          f'pip install "jaxclimate[interfaces]" ({err})') from err
+        raise ImportError(f'jaxclimate.interfaces.{name} needs PettingZoo and Gymnasium: pip install "jaxclimate[interfaces]" ({err})') from err
     return getattr(module, name)

@@ -31,13 +31,15 @@ from jaxclimate.interfaces._layout import MAX_SEED, resolve
 from jaxclimate.interfaces.spaces import checked_actions, to_gymnasium
 
 
-def _single_agent_runner(env: str | Environment, params: EnvParams | None, overrides: dict, num_envs: int | None,
-                         caller: str) -> tuple[HostRunner, str]:
+def _single_agent_runner(
+    env: str | Environment, params: EnvParams | None, overrides: dict, num_envs: int | None, caller: str
+) -> tuple[HostRunner, str]:
     """The runner of an environment with exactly one agent, and its name."""
     env, params, name = resolve(env, params, overrides)
     if sum(env.agents.values()) != 1:
-        raise ValueError(f"{caller} needs a single-agent environment; {name} has agents {dict(env.agents)} "
-                         "(use jaxclimate.interfaces.PettingZooEnv or JaxMARLEnv)")
+        raise ValueError(
+            f"{caller} needs a single-agent environment; {name} has agents {dict(env.agents)} (use jaxclimate.interfaces.PettingZooEnv or JaxMARLEnv)"
+        )
     return HostRunner(env, params, num_envs), name
 
 
@@ -53,8 +55,7 @@ class GymnasiumEnv(gymnasium.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, env: str | Environment = "ebm-v1", params: EnvParams | None = None, *, render_mode: str | None = None,
-                 **overrides: Any):
+    def __init__(self, env: str | Environment = "ebm-v1", params: EnvParams | None = None, *, render_mode: str | None = None, **overrides: Any):
         if render_mode is not None:
             raise ValueError(f"render_mode must be None (jaxclimate environments have no rendering), got {render_mode!r}")
         self._runner, self._name = _single_agent_runner(env, params, overrides, None, "GymnasiumEnv")

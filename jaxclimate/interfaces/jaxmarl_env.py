@@ -100,8 +100,9 @@ class JaxMARLEnv:
         """Observations of ``state``, per agent; for environments whose observation is a
         function of the state (``Environment.observation``: RICE-N, InvestESG)."""
         if self.env.observation is None:
-            raise NotImplementedError(f"{self.name}: observations are not a function of the state alone, so there is no "
-                                      "get_obs (and no step(reset_state=...))")
+            raise NotImplementedError(
+                f"{self.name}: observations are not a function of the state alone, so there is no get_obs (and no step(reset_state=...))"
+            )
         return self._layout.split(self._layout.flatten(self.env.observation(state, self.params)))
 
     def get_avail_actions(self, state: Any) -> dict[str, jax.Array]:

@@ -116,8 +116,7 @@ class PettingZooEnv(ParallelEnv):
             raise ValueError(f"{caller}: actions for agents that are not live: {sorted(set(actions) - set(self.agents))}")
         self._layout.check_actions(actions, caller)
         names, spaces = self._layout.names, self._layout.action_spaces
-        return {g: checked_actions(np.stack([np.asarray(actions[n]) for n in names[g]]), spaces[g], names[g], caller)
-                for g in self._layout.groups}
+        return {g: checked_actions(np.stack([np.asarray(actions[n]) for n in names[g]]), spaces[g], names[g], caller) for g in self._layout.groups}
 
     def _per_agent(self, grouped: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {name: grouped[g][i] for name, (g, i) in self._layout.index.items()}

@@ -56,12 +56,7 @@ class ContextualBandit(Environment):
         return Box(0.0, 1.0, (4,))
 
     def action_space(self, group):
-        return {
-            "discrete": Discrete(4),
-            "multi": MultiDiscrete([4, 2]),
-            "binary": MultiBinary(2),
-            "continuous": Box(-1.0, 1.0, (2,)),
-        }[group]
+        return {"discrete": Discrete(4), "multi": MultiDiscrete([4, 2]), "binary": MultiBinary(2), "continuous": Box(-1.0, 1.0, (2,))}[group]
 
 
 class Memory(Environment):

@@ -31,8 +31,10 @@ def flat_params(params: dict, insert_at: int) -> dict:
 
 def test_factored_dense_equals_dense_on_the_flat_vector():
     space = FactoredBox(shared_dim=5, own_dim=3, insert_at=2)
-    obs = FactoredObs(jax.random.normal(jax.random.PRNGKey(0), (2, 4, 5)),  # (T, E, Fs)
-                      jax.random.normal(jax.random.PRNGKey(1), (2, 12, 3)))  # (T, E·3 agents, Fo)
+    obs = FactoredObs(
+        jax.random.normal(jax.random.PRNGKey(0), (2, 4, 5)),  # (T, E, Fs)
+        jax.random.normal(jax.random.PRNGKey(1), (2, 12, 3)),
+    )  # (T, E·3 agents, Fo)
     layer = FactoredDense(6)
     params = layer.init(jax.random.PRNGKey(2), obs)["params"]
     flat = space.flatten(FactoredObs(obs.shared, obs.own.reshape(2, 4, 3, 3))).reshape(2, 12, 8)
@@ -75,8 +77,7 @@ def test_factored_minibatches_take_whole_environments():
 def test_ippo_on_factored_env_equals_ippo_on_flat_env(share):
     # One minibatch per epoch: the minibatch order is then only a summation order, so both
     # layouts take the same gradient steps from the same weights (float32 rounding apart).
-    config = IPPOConfig(num_envs=2, num_steps=6, update_epochs=2, num_minibatches=1, hidden_size=16,
-                        share_parameters=share, total_timesteps=24)
+    config = IPPOConfig(num_envs=2, num_steps=6, update_epochs=2, num_minibatches=1, hidden_size=16, share_parameters=share, total_timesteps=24)
     flat_env = RiceN(regions=SMALL, num_activity_steps=2)
     factored_env = RiceN(regions=SMALL, num_activity_steps=2, observation="factored")
     params = flat_env.default_params

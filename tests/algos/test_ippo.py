@@ -20,8 +20,9 @@ def test_contextual_bandit_all_heads_learn(share):
     """Four groups (discrete, multi-discrete, multi-binary, continuous heads) each learn to
     answer their cue; ignoring the cue gives 0.25–0.5."""
     env = ContextualBandit()
-    config = IPPOConfig(total_timesteps=16 * 8 * 60, num_envs=16, num_steps=8, num_minibatches=2, lr=3e-3, gamma=0.0,
-                        hidden_size=32, share_parameters=share)
+    config = IPPOConfig(
+        total_timesteps=16 * 8 * 60, num_envs=16, num_steps=8, num_minibatches=2, lr=3e-3, gamma=0.0, hidden_size=32, share_parameters=share
+    )
     out = jax.jit(make_train(env, env.default_params, config))(jax.random.PRNGKey(0))
     m = out["metrics"]
     for group in ("discrete", "multi", "binary"):
@@ -37,8 +38,9 @@ def test_contextual_bandit_all_heads_learn(share):
 def test_memory_probe_needs_recurrence(network, solves):
     """The cue is visible only at step 0: recurrent policies recall it, an MLP cannot."""
     env = Memory()
-    config = IPPOConfig(total_timesteps=16 * 8 * 100, num_envs=16, num_steps=8, num_minibatches=2, lr=3e-3, gamma=0.9,
-                        network=network, hidden_size=32)
+    config = IPPOConfig(
+        total_timesteps=16 * 8 * 100, num_envs=16, num_steps=8, num_minibatches=2, lr=3e-3, gamma=0.9, network=network, hidden_size=32
+    )
     m = jax.jit(make_train(env, env.default_params, config))(jax.random.PRNGKey(0))["metrics"]
     score = final_returns(m, "agents", last=10)[0]
     assert (score > 0.9) if solves else (score < 0.7), score

@@ -13,8 +13,7 @@ from jaxclimate.algos.losses import ppo_loss
 from jaxclimate.envs.invest_esg import COMPANIES, INVESTORS
 from tests.algos.probe_envs import Memory
 
-TINY = dict(total_timesteps=2 * 10 * 2, num_envs=2, num_steps=10, update_epochs=1, num_minibatches=1, hidden_sizes=(8,),
-            continuous_actions="rescale")
+TINY = dict(total_timesteps=2 * 10 * 2, num_envs=2, num_steps=10, update_epochs=1, num_minibatches=1, hidden_sizes=(8,), continuous_actions="rescale")
 
 
 def invest_esg():
@@ -103,8 +102,7 @@ def test_lock_in_repeats_decisions_and_zero_weights_train_nothing():
         np.testing.assert_array_equal(a, b)  # every step had weight 0
     trained = make_trainer(env, params, IPPOConfig(**TINY), rollout_hook=RecordCompanyActions(10, 1.0))
     trained, _ = jax.jit(lambda r: trained.run(r, 1))(rs)
-    assert not np.array_equal(np.asarray(trained.params[COMPANIES]["actor_out"]["kernel"]),
-                              np.asarray(rs.params[COMPANIES]["actor_out"]["kernel"]))
+    assert not np.array_equal(np.asarray(trained.params[COMPANIES]["actor_out"]["kernel"]), np.asarray(rs.params[COMPANIES]["actor_out"]["kernel"]))
 
 
 @pytest.mark.slow
@@ -131,8 +129,11 @@ def test_scan_unroll_changes_loop_shape_not_results():
         run = lambda r, t=trainer: t.run(t.init(r), 1)[0]  # noqa: E731
         rs = jax.jit(run)(jax.random.PRNGKey(0))
         after[unroll] = jax.tree_util.tree_leaves(rs.params)
-        unrolled = [e for e in _equations(jax.make_jaxpr(run)(jax.random.PRNGKey(0)).jaxpr)
-                    if e.primitive.name == "scan" and e.params["length"] == 10 and e.params["unroll"] == unroll]
+        unrolled = [
+            e
+            for e in _equations(jax.make_jaxpr(run)(jax.random.PRNGKey(0)).jaxpr)
+            if e.primitive.name == "scan" and e.params["length"] == 10 and e.params["unroll"] == unroll
+        ]
         assert len(unrolled) >= 3  # the rollout, the LSTM in the rollout's policy and in the loss
     for a, b in zip(after[1], after[5]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -37,8 +37,9 @@ def test_replay_buffer_writes_cyclically_and_samples_the_filled_part():
         buf = buf.add(jnp.full((2, 2), i), jnp.full((2, 1), i), jnp.array([i, i + 0.5]), jnp.full((2, 2), i + 1), jnp.zeros(2))
     assert int(buf.size) == 5 and int(buf.position) == 1  # 6 transitions into 5 slots: the first was overwritten
     np.testing.assert_array_equal(buf.reward, [2.5, 0.5, 1.0, 1.5, 2.0])
-    partial = ReplayBuffer.create(capacity=100, obs_dim=2, act_dim=1).add(jnp.ones((3, 2)), jnp.ones((3, 1)), jnp.arange(3.0) + 1,
-                                                                          jnp.ones((3, 2)), jnp.zeros(3))
+    partial = ReplayBuffer.create(capacity=100, obs_dim=2, act_dim=1).add(
+        jnp.ones((3, 2)), jnp.ones((3, 1)), jnp.arange(3.0) + 1, jnp.ones((3, 2)), jnp.zeros(3)
+    )
     drawn = partial.sample(jax.random.PRNGKey(0), 500)["reward"]
     assert set(np.asarray(drawn).tolist()) == {1.0, 2.0, 3.0}  # with replacement, only filled slots
 
@@ -106,8 +107,13 @@ def test_hand_counted_update_flops_match_xla_cost_analysis(config, obs_dim, act_
     learner = _DeterministicLearner(config, obs_dim, act_dim, ones, 0 * ones, -ones, ones)
     state = learner.init(jax.random.PRNGKey(0))
     B = config.batch_size
-    batch = {"obs": jnp.ones((B, obs_dim)), "action": jnp.ones((B, act_dim)), "reward": jnp.ones(B),
-             "next_obs": jnp.ones((B, obs_dim)), "done": jnp.zeros(B)}
+    batch = {
+        "obs": jnp.ones((B, obs_dim)),
+        "action": jnp.ones((B, act_dim)),
+        "reward": jnp.ones(B),
+        "next_obs": jnp.ones((B, obs_dim)),
+        "done": jnp.zeros(B),
+    }
 
     def xla_flops(with_actor: bool) -> float:
         gate = jnp.asarray(with_actor)  # a constant gate: XLA keeps only the branch taken
@@ -188,16 +194,20 @@ class ContinuousCue(Environment):
         return Box(-1.0, 1.0, (2,))
 
 
-@pytest.mark.parametrize("config_cls, extra", [
-    (DDPGConfig, {}),
-    (TD3Config, {"policy_frequency": 2}),
-    # TQC's tuned critic learning rate (1.2e-4) is too slow for 1,500 steps; 1e-3 learns the probe
-    (TQCConfig, {"n_quantiles": 5, "n_critics": 2, "policy_frequency": 2, "target_network_frequency": 2, "critic_lr": 1e-3}),
-])
+@pytest.mark.parametrize(
+    "config_cls, extra",
+    [
+        (DDPGConfig, {}),
+        (TD3Config, {"policy_frequency": 2}),
+        # TQC's tuned critic learning rate (1.2e-4) is too slow for 1,500 steps; 1e-3 learns the probe
+        (TQCConfig, {"n_quantiles": 5, "n_critics": 2, "policy_frequency": 2, "target_network_frequency": 2, "critic_lr": 1e-3}),
+    ],
+)
 def test_learners_learn_a_continuous_contextual_bandit(config_cls, extra):
     env = ContinuousCue()
-    config = config_cls(total_timesteps=1500, num_steps=50, learning_starts=100, hidden_size=32, batch_size=32,
-                        federation_period=0, **{"gamma": 0.0, **extra})
+    config = config_cls(
+        total_timesteps=1500, num_steps=50, learning_starts=100, hidden_size=32, batch_size=32, federation_period=0, **{"gamma": 0.0, **extra}
+    )
     trainer = make_trainer(env, env.default_params, config)
     state = jax.jit(lambda k: trainer.run(trainer.init(k), config.num_updates)[0])(jax.random.PRNGKey(0))
     obs = {"agents": jnp.broadcast_to(jnp.eye(4)[:, None], (4, 2, 4))}

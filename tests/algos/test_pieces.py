@@ -45,8 +45,19 @@ def test_ppo_loss_hand_computed():
     logp_old = jnp.log(jnp.array([0.5, 0.5]))
     logp = jnp.log(jnp.array([0.8, 0.2]))  # ratios 1.6 and 0.4
     adv = jnp.array([1.0, -1.0])
-    total, aux = ppo_loss(logp, logp_old, adv, jnp.array([1.0, 0.0]), jnp.array([0.0, 0.0]), jnp.array([2.0, 0.0]),
-                          jnp.array([0.5, 0.5]), clip_eps=0.2, vf_coef=0.5, ent_coef=0.1, normalize_advantages=False)
+    total, aux = ppo_loss(
+        logp,
+        logp_old,
+        adv,
+        jnp.array([1.0, 0.0]),
+        jnp.array([0.0, 0.0]),
+        jnp.array([2.0, 0.0]),
+        jnp.array([0.5, 0.5]),
+        clip_eps=0.2,
+        vf_coef=0.5,
+        ent_coef=0.1,
+        normalize_advantages=False,
+    )
     # actor: min(1.6·1, 1.2·1) = 1.2 ; min(0.4·−1, 0.8·−1) = −0.8  -> −mean = −0.2
     assert float(aux["actor_loss"]) == pytest.approx(-0.2, rel=1e-6)
     # value: clipped prediction 0.2 -> max((1−2)², (0.2−2)²) = 3.24 and 0 -> ½·mean = 0.81

@@ -54,12 +54,15 @@ def test_pool_matches_serial(oracle, golden):
         np.testing.assert_array_equal(pool.map(E), oracle.run_batch(E))
 
 
-@pytest.mark.parametrize("emissions, match", [
-    (np.ones((60, 5)), r"shape \(\.\.\., 61, 5\)"),
-    (np.ones((61, 4)), r"shape \(\.\.\., 61, 5\)"),
-    (np.full((61, 5), np.nan), "NaN or Inf"),
-    (np.concatenate([np.ones((61, 2)), -np.ones((61, 1)), np.ones((61, 2))], axis=1), "CH4 emissions must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "emissions, match",
+    [
+        (np.ones((60, 5)), r"shape \(\.\.\., 61, 5\)"),
+        (np.ones((61, 4)), r"shape \(\.\.\., 61, 5\)"),
+        (np.full((61, 5), np.nan), "NaN or Inf"),
+        (np.concatenate([np.ones((61, 2)), -np.ones((61, 1)), np.ones((61, 2))], axis=1), "CH4 emissions must be >= 0"),
+    ],
+)
 def test_bad_emissions_are_rejected(oracle, emissions, match):
     with pytest.raises(ValueError, match=match):
         oracle.run(emissions)

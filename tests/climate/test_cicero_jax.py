@@ -16,7 +16,7 @@ TEMPERATURES = ("dT_glob_air", "dT_glob", "dT_NH", "dT_SH", "dT_NH_air", "dT_SH_
 
 
 def scenario_set() -> dict[str, np.ndarray]:
-    base = cicero.baseline_controllable()[2015 - 1900:]
+    base = cicero.baseline_controllable()[2015 - 1900 :]
     years = np.arange(2015, 2076)
     negative = base.copy()  # net CO2 negative: fossil CO2 ramps to 0 by 2030, land use a growing sink
     negative[:, 0] *= np.clip((2030 - years) / 15, 0, 1)
@@ -25,8 +25,14 @@ def scenario_set() -> dict[str, np.ndarray]:
     no_so2[:, 4] = 0.0
     high_ch4 = base.copy()
     high_ch4[:, 2] *= np.linspace(1, 3, 61)
-    return {"ssp245": base, "generator_0": scenarios.numpy_scenario(0), "generator_7": scenarios.numpy_scenario(7),
-            "net_negative_co2": negative, "so2_zero": no_so2, "high_ch4": high_ch4}
+    return {
+        "ssp245": base,
+        "generator_0": scenarios.numpy_scenario(0),
+        "generator_7": scenarios.numpy_scenario(7),
+        "net_negative_co2": negative,
+        "so2_zero": no_so2,
+        "high_ch4": high_ch4,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +88,9 @@ def test_float32_engine_within_2e5_kelvin():
     """The engine starts from a float64 state at 2016 and steps in float32."""
     engine = engines.CiceroJaxEngine(start_year=2016, dtype=jnp.float32)
     base = cicero.baseline_controllable()
-    for E in (base[2015 - 1900:], scenarios.numpy_scenario(3)):
+    for E in (base[2015 - 1900 :], scenarios.numpy_scenario(3)):
         T = np.asarray(jax.jit(lambda e: engines.rollout(engine, e))(jnp.asarray(E[1:], jnp.float32)))
-        ref = cicero.CiceroOracle().run(np.concatenate([base[2015 - 1900:2016 - 1900], E[1:]]))[2016 - 1900:]
+        ref = cicero.CiceroOracle().run(np.concatenate([base[2015 - 1900 : 2016 - 1900], E[1:]]))[2016 - 1900 :]
         assert T.dtype == np.float32 and np.max(np.abs(T - ref)) < 2e-5
     assert engine.initial_temperature() == pytest.approx(0.725111, abs=1e-6)
 
@@ -93,7 +99,7 @@ def test_float32_engine_within_2e5_kelvin():
 def test_gradients_match_finite_differences_of_the_oracle():
     """d dT_glob_air(2050) / d E(2020) for CO2, CH4, N2O, SO2: JAX reverse mode in float64
     against central differences of the real model."""
-    base = cicero.baseline_controllable()[2015 - 1900:]
+    base = cicero.baseline_controllable()[2015 - 1900 :]
     i2020, i2050 = 2020 - 2015, 2050 - 1900
     with cicero_jax.x64_context():
         model = cicero_jax.CiceroJAX(dtype=jnp.float64)
@@ -125,7 +131,7 @@ def test_climate_game_runs_on_cicero_jax():
     assert float(obs["countries"][0, 0]) == pytest.approx(0.725111, abs=1e-5)  # the engine's own ΔT(2015)
     actions = {"countries": jnp.zeros((4, 4), jnp.int32)}
     _, _, _, _, _, info = jax.jit(env.step)(jax.random.PRNGKey(1), state, actions, params)
-    reference = cicero.CiceroOracle().run(cicero.baseline_controllable()[2015 - 1900:])[2016 - 1900]
+    reference = cicero.CiceroOracle().run(cicero.baseline_controllable()[2015 - 1900 :])[2016 - 1900]
     # no action = SSP2-4.5 growth per country (clipping only bites AFOLU from 2053)
     assert float(info["temperature"]) == pytest.approx(reference, abs=2e-5)
 
@@ -143,5 +149,4 @@ def test_dataset_and_replay_with_cicero_jax_equal_the_oracle(tmp_path):
     with pytest.raises(ValueError, match="different dataset"):  # the manifest records the engine
         dataset.generate_dataset(tmp_path / "oracle", 5, config=config, progress=False, engine="cicero-jax")
     episodes = np.stack([b["emissions"][k, 1:51] for k in range(3)])  # 2016..2065 paths
-    np.testing.assert_allclose(consistency.replay_cicero(episodes, engine="cicero-jax"),
-                               consistency.replay_cicero(episodes), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(consistency.replay_cicero(episodes, engine="cicero-jax"), consistency.replay_cicero(episodes), rtol=0, atol=1e-12)

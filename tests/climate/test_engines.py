@@ -112,8 +112,7 @@ def test_cicero_engine_under_vmap_calls_the_oracle_per_row():
     eng = engines.CiceroEngine(start_year=2016)
     E = jnp.stack([jnp.asarray(SSP245[:3]), jnp.asarray(SSP245[:3] * 1.2)])
     T = jax.jit(jax.vmap(lambda e: engines.rollout(eng, e)))(E)
-    expected_hi = cicero.run_full(np.concatenate([cicero.baseline_controllable()[115:116], SSP245[:3] * 1.2,
-                                                  SSP245[3:]]))[116:119]
+    expected_hi = cicero.run_full(np.concatenate([cicero.baseline_controllable()[115:116], SSP245[:3] * 1.2, SSP245[3:]]))[116:119]
     np.testing.assert_allclose(np.asarray(T[1]), expected_hi, atol=1e-6)
     assert float(T[1, -1]) != float(T[0, -1])
     with pytest.raises(Exception, match="JVP|differentiat"):

@@ -19,7 +19,7 @@ def test_policy_paths_are_game_paths_with_oracle_temperatures(tmp_path):
     np.testing.assert_allclose(data["emissions"][:, 0], np.broadcast_to(base[2015 - 1900], (6, 5)))  # 2015 = SSP2-4.5
     assert len({e.tobytes() for e in data["emissions"]}) == 6  # every episode its own policy
     assert np.all(data["emissions"][:, :, 2:] >= 0)  # CH4, N2O, SO2 never negative (per-country clip)
-    assert np.any(data["emissions"][:, 1:51, 0] < 0.999 * base[2016 - 1900:2066 - 1900, 0])  # efforts cut fossil CO2
+    assert np.any(data["emissions"][:, 1:51, 0] < 0.999 * base[2016 - 1900 : 2066 - 1900, 0])  # efforts cut fossil CO2
     oracle = cicero.CiceroOracle()
     for k in (0, 5):
         np.testing.assert_allclose(data["dT"][k], oracle.run(data["emissions"][k]), rtol=0, atol=1e-12)
@@ -31,8 +31,10 @@ def test_policy_paths_are_game_paths_with_oracle_temperatures(tmp_path):
 
 def test_extra_data_joins_the_training_split_only():
     rng = np.random.default_rng(0)
+
     def fake(n):
         return {"seeds": np.arange(n), "emissions": rng.uniform(1, 2, (n, 61, 5)), "dT": rng.normal(size=(n, 176))}
+
     data, extra = fake(20), fake(7)
     plain, mixed = fit.prepare(data), fit.prepare(data, extra=extra)
     assert len(mixed.splits["train"]) == len(plain.splits["train"]) + 7

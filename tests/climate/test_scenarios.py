@@ -29,8 +29,9 @@ def test_jax_smoothing_matches_numpy(x64, golden):
     d = jax.jit(jax.vmap(scenarios.smooth))(raw)
     np.testing.assert_allclose(np.asarray(d), golden["scen_delta"], rtol=1e-14)
     for smoothing in ("log1p", "geometric"):
-        np.testing.assert_allclose(np.asarray(scenarios.smooth(raw[0], 0.8, smoothing)),
-                                   scenarios.smooth_numpy(golden["scen_raw_draws"][0], 0.8, smoothing), rtol=1e-14)
+        np.testing.assert_allclose(
+            np.asarray(scenarios.smooth(raw[0], 0.8, smoothing)), scenarios.smooth_numpy(golden["scen_raw_draws"][0], 0.8, smoothing), rtol=1e-14
+        )
 
 
 def test_2015_behaviour_of_both_variants(golden):
@@ -69,11 +70,7 @@ def test_telescoped_form_handles_afolu_sign_change():
     assert (base[:, afolu] < 0).sum() == 23
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(bounds=(1.1, 1.0)), "bounds"),
-    (dict(alpha=1.0), "alpha"),
-    (dict(smoothing="ema"), "smoothing"),
-])
+@pytest.mark.parametrize("kwargs, match", [(dict(bounds=(1.1, 1.0)), "bounds"), (dict(alpha=1.0), "alpha"), (dict(smoothing="ema"), "smoothing")])
 def test_invalid_generator_settings(kwargs, match):
     with pytest.raises(ValueError, match=match):
         scenarios.numpy_scenario(0, **kwargs)

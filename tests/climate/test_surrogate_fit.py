@@ -88,8 +88,9 @@ def test_cosine_schedule_decays_from_lr_to_min_over_max_epochs():
         state = fit.update_schedule({**state, "epoch": np.asarray(epoch)}, val, cfg)
         lrs.append(float(state["learning_rate"]))
     mid = 1e-5 + 0.5 * (1e-3 - 1e-5)
-    assert lrs == pytest.approx([1e-5 + (mid - 1e-5) * (1 + np.cos(np.pi / 4)), mid,
-                                 1e-5 + (mid - 1e-5) * (1 + np.cos(3 * np.pi / 4)), 1e-5], rel=1e-6)
+    assert lrs == pytest.approx(
+        [1e-5 + (mid - 1e-5) * (1 + np.cos(np.pi / 4)), mid, 1e-5 + (mid - 1e-5) * (1 + np.cos(3 * np.pi / 4)), 1e-5], rel=1e-6
+    )
     with pytest.raises(ValueError, match="schedule"):
         fit.FitConfig(schedule="linear")
 
@@ -98,14 +99,17 @@ def test_cosine_schedule_decays_from_lr_to_min_over_max_epochs():
 def test_init_from_starts_at_the_earlier_runs_best_weights(tiny_data, tmp_path):
     first = fit.fit(tiny_data, fit.FitConfig(**{**TINY, "max_epochs": 2}), tmp_path / "a", progress=False)
     # a learning rate too small to move float32 weights: the fine-tune keeps what it started from
-    tuned = fit.fit(tiny_data, fit.FitConfig(**{**TINY, "max_epochs": 1, "learning_rate": 1e-30, "weight_decay": 0.0,
-                                                "init_from": str(tmp_path / "a")}), tmp_path / "b", progress=False)
+    tuned = fit.fit(
+        tiny_data,
+        fit.FitConfig(**{**TINY, "max_epochs": 1, "learning_rate": 1e-30, "weight_decay": 0.0, "init_from": str(tmp_path / "a")}),
+        tmp_path / "b",
+        progress=False,
+    )
     for a, b in zip(jax.tree_util.tree_leaves(first["params"]), jax.tree_util.tree_leaves(tuned["params"])):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert tuned["metrics"]["val_rmse"] == pytest.approx(first["metrics"]["val_rmse"])
     # the card of a fine-tuned model says how to redo both stages
-    cfg = fit.FitConfig(**{**TINY, "max_epochs": 1, "learning_rate": 1e-30, "weight_decay": 0.0,
-                           "init_from": str(tmp_path / "a")})
+    cfg = fit.FitConfig(**{**TINY, "max_epochs": 1, "learning_rate": 1e-30, "weight_decay": 0.0, "init_from": str(tmp_path / "a")})
     weights_io.save_surrogate(tmp_path / "w", "gru", tuned, tiny_data["manifest"], cfg)
     card = json.loads((tmp_path / "w" / "gru.json").read_text())
     dataset_cmd, first_cmd, tune_cmd = card["regenerate"]
@@ -113,8 +117,7 @@ def test_init_from_starts_at_the_earlier_runs_best_weights(tiny_data, tmp_path):
     assert "--init-from RUN0" in tune_cmd and "--lr 1e-30" in tune_cmd and tune_cmd.endswith("--export jaxclimate/climate/weights")
     assert [c["max_epochs"] for c in card["earlier_training"]] == [2]
     with pytest.raises(ValueError, match="init_from"):
-        fit.fit(tiny_data, fit.FitConfig(**{**TINY, "init_from": str(tmp_path / "nowhere")}), tmp_path / "c",
-                progress=False)
+        fit.fit(tiny_data, fit.FitConfig(**{**TINY, "init_from": str(tmp_path / "nowhere")}), tmp_path / "c", progress=False)
 
 
 @pytest.mark.slow

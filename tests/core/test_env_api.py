@@ -15,14 +15,17 @@ def test_toy_env_passes_check_env():
     check_env(env, p, params_variants=[p, p.replace(gain=2.0)])
 
 
-@pytest.mark.parametrize("broken, match", [
-    (toy_envs.HostRandomEnv, "jit differs from eager|same key gave different"),
-    (toy_envs.NoTimeEnv, "no truncation|does not count steps"),
-    (toy_envs.DtypeDriftEnv, "traced|retrac|trace"),
-    (toy_envs.NanEnv, "non-finite observation"),
-    (toy_envs.OutOfSpaceEnv, "observation outside"),
-    (toy_envs.WrongRewardShapeEnv, r"rewards\['movers'\] shape"),
-])
+@pytest.mark.parametrize(
+    "broken, match",
+    [
+        (toy_envs.HostRandomEnv, "jit differs from eager|same key gave different"),
+        (toy_envs.NoTimeEnv, "no truncation|does not count steps"),
+        (toy_envs.DtypeDriftEnv, "traced|retrac|trace"),
+        (toy_envs.NanEnv, "non-finite observation"),
+        (toy_envs.OutOfSpaceEnv, "observation outside"),
+        (toy_envs.WrongRewardShapeEnv, r"rewards\['movers'\] shape"),
+    ],
+)
 def test_check_env_rejects_broken_envs(broken, match):
     with pytest.raises((AssertionError, Exception), match=match):
         check_env(broken())

@@ -9,10 +9,16 @@ from jaxclimate.testing import rollout
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("env_id, overrides, horizon", [
-    ("climate-mitigation", {}, 35), ("rice-n", {"num_activity_steps": 3}, 3), ("rice-n-bilateral", {"num_activity_steps": 2}, 6),
-    ("invest-esg", {}, 100), ("ebm-v1", {}, 200),
-])
+@pytest.mark.parametrize(
+    "env_id, overrides, horizon",
+    [
+        ("climate-mitigation", {}, 35),
+        ("rice-n", {"num_activity_steps": 3}, 3),
+        ("rice-n-bilateral", {"num_activity_steps": 2}, 6),
+        ("invest-esg", {}, 100),
+        ("ebm-v1", {}, 200),
+    ],
+)
 def test_episodes_end_at_max_steps(env_id, overrides, horizon):
     env, params = make(env_id, **overrides)
     assert int(params.max_steps) == horizon

@@ -15,6 +15,7 @@ def _branches(log=None):
             if log is not None:
                 jax.debug.callback(lambda: log.append(k))
             return fn(x, p)
+
         return branch
 
     return (tagged(0, lambda x, p: 2.0 * x + p), tagged(1, lambda x, p: x - p), tagged(2, lambda x, p: jnp.sin(x) * p))
@@ -55,8 +56,7 @@ def test_nested_vmaps(index):
 
 
 def test_unbatched_index_and_no_vmap():
-    np.testing.assert_array_equal(jax.vmap(_lockstep, in_axes=(None, 0, None))(2, X, 1.5),
-                                  jax.vmap(_reference, in_axes=(None, 0, None))(2, X, 1.5))
+    np.testing.assert_array_equal(jax.vmap(_lockstep, in_axes=(None, 0, None))(2, X, 1.5), jax.vmap(_reference, in_axes=(None, 0, None))(2, X, 1.5))
     np.testing.assert_array_equal(jax.jit(_lockstep)(1, X, 2.0), _reference(1, X, 2.0))
 
 

@@ -20,7 +20,7 @@ def test_cicero_jax_unrolled_sub_steps_give_the_same_years():
     from jaxclimate.climate import cicero, engines
 
     engine = engines.CiceroJaxEngine(start_year=2016, dtype=jnp.float32)
-    emissions = jnp.asarray(cicero.baseline_controllable()[2016 - 1900:2021 - 1900], jnp.float32)
+    emissions = jnp.asarray(cicero.baseline_controllable()[2016 - 1900 : 2021 - 1900], jnp.float32)
     temperatures = {}
     for unroll in (1, 4):
         engine.model.unroll = unroll

@@ -3,7 +3,6 @@ and reset (each shipped climate engine of the climate game), of CICERO-SCM in JA
 surrogate's fit and evaluation is traced at full float32 precision (no TF32 on a GPU), while
 policy networks keep the backend's default. Read from the jaxpr, so it runs on CPU."""
 
-
 import jax
 import jax.extend
 import jax.numpy as jnp
@@ -44,8 +43,7 @@ def test_every_environment_contracts_at_full_precision(env_id, options):
     env, params = jaxclimate.make(env_id, **options)
     key = jax.random.PRNGKey(0)
     _, state = env.reset(key, params)
-    for name, fn, args in (("reset", env.reset, (key, params)),
-                           ("step", env.step, (key, state, env.sample_actions(key), params))):
+    for name, fn, args in (("reset", env.reset, (key, params)), ("step", env.step, (key, state, env.sample_actions(key), params))):
         count, low = below_full(fn, *args)
         assert not low, f"{env_id} {name}: {len(low)} of {count} contractions below full precision: {low[:3]}"
 
@@ -68,9 +66,13 @@ def test_surrogate_fit_and_evaluation_contract_at_full_precision(kind):
     rng = np.random.default_rng(0)
     n = 6
     data = fit.PreparedData(
-        histories=jnp.asarray(rng.normal(size=(n, 176, 5)), jnp.float32), targets=jnp.zeros((n, 61), jnp.float32),
-        splits={"train": np.arange(4), "val": np.array([4]), "test": np.array([5])}, mean=np.zeros(5), std=np.ones(5),
-        window_index=jnp.asarray(np.arange(61)[:, None] + np.arange(66)[None, :] + 50))
+        histories=jnp.asarray(rng.normal(size=(n, 176, 5)), jnp.float32),
+        targets=jnp.zeros((n, 61), jnp.float32),
+        splits={"train": np.arange(4), "val": np.array([4]), "test": np.array([5])},
+        mean=np.zeros(5),
+        std=np.ones(5),
+        window_index=jnp.asarray(np.arange(61)[:, None] + np.arange(66)[None, :] + 50),
+    )
     model = surrogate.build_model(config)
     params = surrogate.init_params(config, jax.random.PRNGKey(0))
     optimizer = fit.make_optimizer(fit.FitConfig(model=kind))
@@ -85,13 +87,11 @@ def test_surrogate_fit_and_evaluation_contract_at_full_precision(kind):
 def test_policy_networks_keep_the_backend_default():
     """Only physics is pinned: the actor-critic's products keep the fast default."""
     env, params = jaxclimate.make("ebm-v3-a2")
-    trainer = make_trainer(env, params, IPPOConfig(total_timesteps=8, num_envs=1, num_steps=8, num_minibatches=1,
-                                                   hidden_size=8, network="mlp"))
+    trainer = make_trainer(env, params, IPPOConfig(total_timesteps=8, num_envs=1, num_steps=8, num_minibatches=1, hidden_size=8, network="mlp"))
     rs = trainer.init(jax.random.PRNGKey(0))
     obs, _ = env.reset(jax.random.PRNGKey(0), params)
     batch = jax.tree_util.tree_map(lambda x: x[None], obs)
-    found = contractions(jax.make_jaxpr(lambda p: trainer.act(p, batch, rs.carry, jnp.zeros((1,), bool),
-                                                                jax.random.PRNGKey(0)))(rs.params).jaxpr)
+    found = contractions(jax.make_jaxpr(lambda p: trainer.act(p, batch, rs.carry, jnp.zeros((1,), bool), jax.random.PRNGKey(0)))(rs.params).jaxpr)
     assert found and all(precision is None for _, precision in found)
 
 

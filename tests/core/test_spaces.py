@@ -60,13 +60,16 @@ def test_multibinary():
     assert not bool(space.contains(jnp.asarray([0, 2, 1])))
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: Discrete(0), "Discrete.n must be >= 1"),
-    (lambda: MultiDiscrete([3, 0]), "MultiDiscrete.nvec"),
-    (lambda: MultiBinary(0), "MultiBinary.n"),
-    (lambda: Box(1.0, 0.0, (2,)), "low <= high"),
-    (lambda: Box(np.zeros(3), np.ones(2)), "do not fit"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: Discrete(0), "Discrete.n must be >= 1"),
+        (lambda: MultiDiscrete([3, 0]), "MultiDiscrete.nvec"),
+        (lambda: MultiBinary(0), "MultiBinary.n"),
+        (lambda: Box(1.0, 0.0, (2,)), "low <= high"),
+        (lambda: Box(np.zeros(3), np.ones(2)), "do not fit"),
+    ],
+)
 def test_invalid_spaces(make, match):
     with pytest.raises(ValueError, match=match):
         make()

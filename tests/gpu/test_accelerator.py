@@ -29,8 +29,12 @@ pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = 6
 CASES = [
-    ("ebm-v1", {}), ("ebm-v3-a6", {}), ("invest-esg", {"event_mode": "reference_events"}), ("rice-n-bilateral", {}),
-    ("climate-mitigation-ii", {"engine": "gru"}), ("climate-mitigation-ii", {"engine": "cicero-jax"}),
+    ("ebm-v1", {}),
+    ("ebm-v3-a6", {}),
+    ("invest-esg", {"event_mode": "reference_events"}),
+    ("rice-n-bilateral", {}),
+    ("climate-mitigation-ii", {"engine": "gru"}),
+    ("climate-mitigation-ii", {"engine": "cicero-jax"}),
 ]
 
 

@@ -94,9 +94,7 @@ class EpisodeReservoir:
             return (store_e, store_t, seen_new), None
 
         keys = jax.random.split(key, self.num_envs)
-        (store_e, store_t, seen), _ = jax.lax.scan(
-            offer, (state.emissions, state.temperatures, state.seen), (done, episodes_e, episodes_t, keys)
-        )
+        (store_e, store_t, seen), _ = jax.lax.scan(offer, (state.emissions, state.temperatures, state.seen), (done, episodes_e, episodes_t, keys))
         return ReservoirState(store_e, store_t, seen, cur_e, cur_t)
 
     @staticmethod
@@ -206,8 +204,7 @@ def consistency_metrics(T_surrogate: np.ndarray, T_cicero: np.ndarray, gamma: fl
     return out
 
 
-def evaluate(emissions: np.ndarray, T_surrogate: np.ndarray, n: int | None = 1000, seed: int = 42, workers: int = 1,
-             engine: str = "oracle") -> dict:
+def evaluate(emissions: np.ndarray, T_surrogate: np.ndarray, n: int | None = 1000, seed: int = 42, workers: int = 1, engine: str = "oracle") -> dict:
     """Sample ``n`` stored episodes uniformly without replacement (``default_rng(seed)``, as
     the authors), replay them through CICERO-SCM and compare (see module doc)."""
     k = emissions.shape[0]
@@ -230,8 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=1000, help="episodes to replay (default 1000; all if fewer stored)")
     parser.add_argument("--seed", type=int, default=42, help="sampling seed (default 42, the authors')")
     parser.add_argument("--workers", type=int, default=1, help="oracle worker processes (default 1)")
-    parser.add_argument("--engine", choices=["oracle", "cicero-jax"], default="oracle",
-                        help="replay with ciceroscm (default) or CICERO-SCM in JAX (same numbers, one vectorised program)")
+    parser.add_argument(
+        "--engine",
+        choices=["oracle", "cicero-jax"],
+        default="oracle",
+        help="replay with ciceroscm (default) or CICERO-SCM in JAX (same numbers, one vectorised program)",
+    )
     args = parser.parse_args(argv)
     path = args.run_dir / "trajectories.npz"
     if not path.exists():

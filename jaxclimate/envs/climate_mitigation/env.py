@@ -213,7 +213,9 @@ def make_engine(engine: Any) -> Any:
             return CiceroEngine(start_year=START_YEAR)
         if engine in ("surrogate", "gru", "lstm", "tcn"):
             return SurrogateEngine("gru" if engine == "surrogate" else engine, start_year=START_YEAR)
-        raise ValueError(f"climate-mitigation engine must be 'gru', 'lstm', 'tcn', 'surrogate', 'cicero', 'cicero-jax' or an engine object, got {engine!r}")
+        raise ValueError(
+            f"climate-mitigation engine must be 'gru', 'lstm', 'tcn', 'surrogate', 'cicero', 'cicero-jax' or an engine object, got {engine!r}"
+        )
     for attr in ("init", "step", "start_year"):
         if not hasattr(engine, attr):
             raise ValueError(f"climate-mitigation engine object must have '{attr}' (see jaxclimate.climate.engines)")
@@ -293,12 +295,7 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         lookahead = self._lookahead(emissions, engine_state, prevention, params, terminated)
         rewards = -(cost + lookahead["cost"])  # Eq. 32: the look-ahead sits inside r(2050)
         new_state = MitigationState(
-            time=t + 1,
-            emissions=emissions,
-            deviation=deviation,
-            prevention=prevention,
-            temperature=temperature,
-            engine_state=engine_state,
+            time=t + 1, emissions=emissions, deviation=deviation, prevention=prevention, temperature=temperature, engine_state=engine_state
         )
         info = {
             "temperature": temperature,

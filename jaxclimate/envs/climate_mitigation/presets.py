@@ -11,13 +11,7 @@ import numpy as np
 
 #: Policy matrix M (levers × gases): change in annual growth per unit effort (docs/climate_mitigation.md §3.3).
 #: Rows energy, methane, agriculture; columns CO2_FF, CO2_AFOLU, CH4, N2O, SO2.
-POLICY_MATRIX_FULL = np.array(
-    [
-        [-0.05, 0.0, -0.005, -0.005, -0.05],
-        [0.0, 0.0, -0.04, 0.0, 0.0],
-        [0.0, -0.04, -0.005, -0.03, 0.0],
-    ]
-)
+POLICY_MATRIX_FULL = np.array([[-0.05, 0.0, -0.005, -0.005, -0.05], [0.0, 0.0, -0.04, 0.0, 0.0], [0.0, -0.04, -0.005, -0.03, 0.0]])
 POLICY_MATRIX_ENERGY_ONLY = POLICY_MATRIX_FULL * np.array([[1.0], [0.0], [0.0]])
 
 SCENARIOS: dict[str, dict[str, np.ndarray | float]] = {

@@ -13,13 +13,23 @@ import numpy as np
 
 from jaxclimate._io import atomic_savez
 from jaxclimate.reporting import TrainingReport
+from jaxclimate.run_options import RunOptions
 
 LEVERS = ("energy", "methane", "agriculture", "adaptation")
 
 #: Recurrent IPPO with one LSTM per country (the paper's setting), ~1 min on 2 CPU cores.
 IPPO_PAPER = dict(
-    total_timesteps=120_000, num_envs=16, num_steps=35, network="lstm", hidden_size=64, lr=1e-3,
-    gamma=0.999, gae_lambda=0.95, ent_coef=0.01, update_epochs=4, num_minibatches=4,
+    total_timesteps=120_000,
+    num_envs=16,
+    num_steps=35,
+    network="lstm",
+    hidden_size=64,
+    lr=1e-3,
+    gamma=0.999,
+    gae_lambda=0.95,
+    ent_coef=0.01,
+    update_epochs=4,
+    num_minibatches=4,
 )
 
 
@@ -27,24 +37,27 @@ IPPO_PAPER = dict(
 #: in JAX on SSP2-4.5 emissions: cutting fossil CO2 and SO2 together by 0 -> 80 % over 2016-2065
 #: is 0.06 K warmer than no action in 2040 and 0.03 K cooler only by 2060; CO2 alone is 0.06 K
 #: cooler in 2040.
-AEROSOL_CAPTION = ("The energy lever cuts fossil CO2 and SO2 alike; SO2's aerosols cool, so cutting both can run warmer than no "
-                   "action for decades (aerosol unmasking) before the CO2 cut wins. Grey: the 15-year look-ahead at baseline growth.")
+AEROSOL_CAPTION = (
+    "The energy lever cuts fossil CO2 and SO2 alike; SO2's aerosols cool, so cutting both can run warmer than no "
+    "action for decades (aerosol unmasking) before the CO2 cut wins. Grey: the 15-year look-ahead at baseline growth."
+)
 
 
 class ClimateMitigationReport(TrainingReport):
     def presets(self, env, algo: str) -> dict[str, dict[str, Any]]:
         return {"paper": dict(IPPO_PAPER)} if algo == "ippo" else {}
 
-    def recorder(self, env, config, options: dict) -> Any:
+    def recorder(self, env, config, options: RunOptions) -> Any:
         from jaxclimate.envs.climate_mitigation.consistency import EpisodeReservoir
 
-        size = int(options.get("reservoir", 2000))
+        size = options.reservoir
         return EpisodeReservoir(size, config.num_envs) if size > 0 and hasattr(config, "num_envs") else None
 
-    def summarize(self, env, env_params, trainer, state, rows, evaluations, options, run_dir: Path) -> dict[str, Any]:
+    def summarize(self, env, env_params, trainer, state, rows, evaluations, options: RunOptions, run_dir: Path) -> dict[str, Any]:
         levels = np.stack([e["actions"]["countries"] for e in evaluations])  # (seeds, 35, N, 4)
-        efforts = np.concatenate([np.asarray(env_params.effort_levels)[levels[..., :3]],
-                                  np.asarray(env_params.adaptation_levels)[levels[..., 3:]]], axis=-1)
+        efforts = np.concatenate(
+            [np.asarray(env_params.effort_levels)[levels[..., :3]], np.asarray(env_params.adaptation_levels)[levels[..., 3:]]], axis=-1
+        )
         temperatures = [policy_temperatures(e) for e in evaluations]
         summary: dict[str, Any] = {
             "mean_levers": {lever: efforts[..., i].mean(axis=(0, 1)).tolist() for i, lever in enumerate(LEVERS)},
@@ -57,10 +70,13 @@ class ClimateMitigationReport(TrainingReport):
         if getattr(state, "recorder", None) is not None:
             from jaxclimate.envs.climate_mitigation.consistency import EpisodeReservoir
 
-            stores = [EpisodeReservoir.contents(jax.tree_util.tree_map(lambda x: x[s], state.recorder))
-                      for s in range(options["seeds"])]
-            atomic_savez(run_dir / "trajectories.npz", emissions=np.concatenate([e for e, _ in stores]),
-                         temperatures=np.concatenate([t for _, t in stores]), first_year=np.asarray(2016))
+            stores = [EpisodeReservoir.contents(jax.tree_util.tree_map(lambda x: x[s], state.recorder)) for s in range(options.seeds)]
+            atomic_savez(
+                run_dir / "trajectories.npz",
+                emissions=np.concatenate([e for e, _ in stores]),
+                temperatures=np.concatenate([t for _, t in stores]),
+                first_year=np.asarray(2016),
+            )
             summary["stored_episodes"] = int(sum(len(e) for e, _ in stores))
         return summary
 
@@ -69,8 +85,10 @@ class ClimateMitigationReport(TrainingReport):
         levers = summary["mean_levers"]
         for i in range(len(levers["energy"])):
             lines.append(f"{i:>8}" + "".join(f"{levers[lever][i]:>13.3f}" for lever in LEVERS))
-        lines.append(f"\nlearned policy: ΔT 2050 {summary['policy_temperature_2050']:.3f} K, 2065 "
-                     f"{summary['policy_temperature_2065']:.3f} K (no action: {summary['bau_temperature_2065']:.3f} K in 2065)")
+        lines.append(
+            f"\nlearned policy: ΔT 2050 {summary['policy_temperature_2050']:.3f} K, 2065 "
+            f"{summary['policy_temperature_2065']:.3f} K (no action: {summary['bau_temperature_2065']:.3f} K in 2065)"
+        )
         return lines
 
     def plot(self, env, rows, summary, evaluations, run_dir: Path) -> None:

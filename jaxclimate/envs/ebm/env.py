@@ -33,13 +33,7 @@ from jaxclimate.envs.ebm import physics
 GROUP = "bands"
 
 # Action bounds per parameter (docs/ebm.md §3.1); A is in units of 100 W m⁻².
-ACTION_BOUNDS = {
-    "D": (0.55, 0.65),
-    "A": (1.4, 4.2),
-    "B": (1.95, 2.05),
-    "a0": (0.3, 0.4),
-    "a2": (0.2, 0.3),
-}
+ACTION_BOUNDS = {"D": (0.55, 0.65), "A": (1.4, 4.2), "B": (1.95, 2.05), "a0": (0.3, 0.4), "a2": (0.2, 0.3)}
 A_ACTION_SCALE = 100.0  # action units of A -> W m⁻²
 OBS_BOUND = 90.0  # declared observation box [-90, 90] °C; never enforced (docs/ebm.md §3.1)
 
@@ -111,9 +105,7 @@ class EBMParams(EnvParams):
         check("freezing_temperature", self.freezing_temperature, low=-273.15)
 
 
-def model_step(
-    T: jax.Array, D: jax.Array, A: jax.Array, B: jax.Array, a0: jax.Array, a2: jax.Array, params: EBMParams
-) -> jax.Array:
+def model_step(T: jax.Array, D: jax.Array, A: jax.Array, B: jax.Array, a0: jax.Array, a2: jax.Array, params: EBMParams) -> jax.Array:
     """One physics step of one model (docs/ebm.md §2.7) with the switches held in ``params``.
 
     ``A`` is in W m⁻². Under ``params.ignore_albedo_actions`` the albedo uses
@@ -137,14 +129,7 @@ def model_step(
 
 
 def simulate(
-    params: EBMParams,
-    D: jax.Array,
-    A: jax.Array,
-    B: jax.Array,
-    a0: jax.Array,
-    a2: jax.Array,
-    T0: jax.Array | None = None,
-    dtype: Any = None,
+    params: EBMParams, D: jax.Array, A: jax.Array, B: jax.Array, a0: jax.Array, a2: jax.Array, T0: jax.Array | None = None, dtype: Any = None
 ) -> jax.Array:
     """Run one model over a forcing sequence (leading axis = steps, A in W m⁻²).
 
@@ -201,9 +186,7 @@ class EBMEnv(Environment[EBMState, EBMParams]):
             raise ValueError(f"EBMEnv.num_agents must be 1 for ebm-v1, got {num_agents}")
         if num_agents < 1 or physics.NUM_LAT % num_agents:
             divisors = [d for d in range(1, physics.NUM_LAT + 1) if physics.NUM_LAT % d == 0]
-            raise ValueError(
-                f"EBMEnv.num_agents must divide the {physics.NUM_LAT}-latitude grid (one of {divisors}), got {num_agents}"
-            )
+            raise ValueError(f"EBMEnv.num_agents must divide the {physics.NUM_LAT}-latitude grid (one of {divisors}), got {num_agents}")
         dtype = struct.check_env_dtype("EBMEnv", dtype)
         self.version = int(version)
         self.num_agents = int(num_agents)
@@ -261,9 +244,7 @@ class EBMEnv(Environment[EBMState, EBMParams]):
 
         Clipping, the ×100 of A and (ebm-v3) the means run in float32 as in the original."""
         m = self.lat_per_action
-        a = jnp.clip(
-            jnp.asarray(actions, jnp.float32), jnp.asarray(self._action_space.low), jnp.asarray(self._action_space.high)
-        )
+        a = jnp.clip(jnp.asarray(actions, jnp.float32), jnp.asarray(self._action_space.low), jnp.asarray(self._action_space.high))
         D, A, B, a0, a2 = a[:, 0], a[:, 1 : 1 + m] * jnp.float32(A_ACTION_SCALE), a[:, 1 + m : 1 + 2 * m], a[:, -2], a[:, -1]
         if self.version == 3:  # one shared model (docs/ebm.md §3.4)
             D, a0, a2 = (ordered_mean(x)[None] for x in (D, a0, a2))

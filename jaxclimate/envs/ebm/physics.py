@@ -78,12 +78,7 @@ def daily_mean_insolation(
     )
     lambda_m = lambda_m0 + 2 * np.pi * (np.asarray(day, dtype=np.float64) - 80.0) / days_per_year
     anomaly = lambda_m - varpi
-    lam = (
-        lambda_m
-        + (2 * e - e**3 / 4) * np.sin(anomaly)
-        + (5.0 / 4.0) * e**2 * np.sin(2 * anomaly)
-        + (13.0 / 12.0) * e**3 * np.sin(3 * anomaly)
-    )
+    lam = lambda_m + (2 * e - e**3 / 4) * np.sin(anomaly) + (5.0 / 4.0) * e**2 * np.sin(2 * anomaly) + (13.0 / 12.0) * e**3 * np.sin(3 * anomaly)
     delta = np.arcsin(np.sin(eps) * np.sin(lam))[:, None]  # declination, (days, 1)
     irradiance = (((1 + e * np.cos(lam - varpi)) / (1 - e**2)) ** 2)[:, None]
     phi = np.asarray(lat_rad)[None, :]
@@ -91,9 +86,7 @@ def daily_mean_insolation(
     with np.errstate(invalid="ignore"):
         h0_partial = np.arccos(np.clip(-np.tan(phi) * np.tan(delta), -1.0, 1.0))
     h0 = np.where(sunlit_part, h0_partial, np.where(phi * delta > 0, np.pi, 0.0))
-    cos_zenith = np.maximum(
-        0.0, (h0 * np.sin(phi) * np.sin(delta) + np.cos(phi) * np.cos(delta) * np.sin(h0)) / np.pi
-    )
+    cos_zenith = np.maximum(0.0, (h0 * np.sin(phi) * np.sin(delta) + np.cos(phi) * np.cos(delta) * np.sin(h0)) / np.pi)
     return solar_constant * irradiance * cos_zenith
 
 
@@ -133,12 +126,7 @@ def diffusion_operator(D: float, heat_capacity: float = HEAT_CAPACITY) -> np.nda
 
 
 def albedo(
-    T: jax.Array,
-    a0: jax.Array,
-    a2: jax.Array,
-    ice_albedo: jax.Array = False,
-    ai: jax.Array = ICE_ALBEDO,
-    Tf: jax.Array = FREEZING_TEMPERATURE,
+    T: jax.Array, a0: jax.Array, a2: jax.Array, ice_albedo: jax.Array = False, ai: jax.Array = ICE_ALBEDO, Tf: jax.Array = FREEZING_TEMPERATURE
 ) -> jax.Array:
     """α = a0 + a2·P2(sin φ) (docs/ebm.md §2.3); with ``ice_albedo`` cells colder than ``Tf``
     (strictly) get ``ai`` instead (climlab's step-function albedo, docs/ebm.md §6)."""

@@ -12,6 +12,7 @@ import numpy as np
 from jaxclimate.envs.ebm import physics
 from jaxclimate.envs.ebm.evaluation import BAND_NAMES, area_weighted_rmse_bands, static_baseline
 from jaxclimate.reporting import TrainingReport, over_seeds
+from jaxclimate.run_options import RunOptions
 
 
 class EBMReport(TrainingReport):
@@ -22,14 +23,19 @@ class EBMReport(TrainingReport):
             return {"fedrain": {}, "fed05": {"federation_period": 5}, "fed10": {"federation_period": 10}}
         return {}
 
-    def summarize(self, env, env_params, trainer, state, rows, evaluations, options, run_dir: Path) -> dict[str, Any]:
+    def summarize(self, env, env_params, trainer, state, rows, evaluations, options: RunOptions, run_dir: Path) -> dict[str, Any]:
         profiles = np.stack([e["info"]["profile"][-1] for e in evaluations])  # after the episode's last step
         rmse = np.asarray(area_weighted_rmse_bands(profiles, np.asarray(env_params.target)))  # (seeds, 6)
         _, static = static_baseline(env_params)
         return {
-            "band_rmse": {"bands": list(BAND_NAMES), "mean": rmse.mean(axis=0).tolist(), "std": rmse.std(axis=0).tolist(),
-                          "per_seed": rmse.tolist(), "static_climlab": np.asarray(static).tolist(),
-                          "note": "areaWRMSE (°C) after one deterministic episode of each seed's current actors"},
+            "band_rmse": {
+                "bands": list(BAND_NAMES),
+                "mean": rmse.mean(axis=0).tolist(),
+                "std": rmse.std(axis=0).tolist(),
+                "per_seed": rmse.tolist(),
+                "static_climlab": np.asarray(static).tolist(),
+                "note": "areaWRMSE (°C) after one deterministic episode of each seed's current actors",
+            },
             "learned_profiles": profiles.tolist(),
         }
 
@@ -60,8 +66,7 @@ class EBMReport(TrainingReport):
         band = summary["band_rmse"]
         x = np.arange(len(band["bands"]))
         seeds = len(band["per_seed"])
-        axes[1].bar(x - 0.2, band["mean"], 0.4, yerr=band["std"] if seeds > 1 else None, capsize=3,
-                    label=f"learned ({over_seeds(seeds)})")
+        axes[1].bar(x - 0.2, band["mean"], 0.4, yerr=band["std"] if seeds > 1 else None, capsize=3, label=f"learned ({over_seeds(seeds)})")
         axes[1].bar(x + 0.2, band["static_climlab"], 0.4, label="static climlab")
         axes[1].set_xticks(x, band["bands"])
         axes[1].set(ylabel="areaWRMSE (°C)", title="error per 30° band")

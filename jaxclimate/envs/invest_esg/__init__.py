@@ -15,7 +15,20 @@ from jaxclimate.envs.invest_esg.env import (
 from jaxclimate.envs.invest_esg.params import ALIASES, CONFIGS, HAZARDS, InvestESGParams, MarketConfig, market_config
 
 __all__ = [
-    "ALIASES", "COMPANIES", "CONFIGS", "HAZARDS", "INVESTORS", "REFERENCE_EVENT_UNIFORMS", "InvestESG", "InvestESGParams",
-    "InvestESGState", "MarketConfig", "climate_risk", "episode_metrics", "hazard_probabilities", "invest", "market_config",
+    "ALIASES",
+    "COMPANIES",
+    "CONFIGS",
+    "HAZARDS",
+    "INVESTORS",
+    "REFERENCE_EVENT_UNIFORMS",
+    "InvestESG",
+    "InvestESGParams",
+    "InvestESGState",
+    "MarketConfig",
+    "climate_risk",
+    "episode_metrics",
+    "hazard_probabilities",
+    "invest",
+    "market_config",
     "market_wealth",
 ]

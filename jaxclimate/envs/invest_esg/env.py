@@ -158,15 +158,28 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         dtype: ``"float32"`` or ``"float64"`` (parity; needs ``jax_enable_x64``).
     """
 
-    def __init__(self, config: Any = "exp_default", event_mode: str = "key", investment_rounding: str | None = None,
-                 company_reward: str = "gain", bankrupt_semantics: str = "reference", strict_bankruptcy: bool = False,
-                 bankrupt_window: int = 3, uncertain_damage: bool = False, damage_draw: str = "per_event",
-                 action_cap: float = 0.05, scripted_companies: bool = True, dtype: Any = "float32"):
+    def __init__(
+        self,
+        config: Any = "exp_default",
+        event_mode: str = "key",
+        investment_rounding: str | None = None,
+        company_reward: str = "gain",
+        bankrupt_semantics: str = "reference",
+        strict_bankruptcy: bool = False,
+        bankrupt_window: int = 3,
+        uncertain_damage: bool = False,
+        damage_draw: str = "per_event",
+        action_cap: float = 0.05,
+        scripted_companies: bool = True,
+        dtype: Any = "float32",
+    ):
         self.config: MarketConfig = market_config(config)
         rounding = self.config.investment_rounding if investment_rounding is None else investment_rounding
         for option, value, allowed in (
-            ("event_mode", event_mode, EVENT_MODES), ("investment_rounding", rounding, ROUNDINGS),
-            ("company_reward", company_reward, COMPANY_REWARDS), ("bankrupt_semantics", bankrupt_semantics, BANKRUPT_SEMANTICS),
+            ("event_mode", event_mode, EVENT_MODES),
+            ("investment_rounding", rounding, ROUNDINGS),
+            ("company_reward", company_reward, COMPANY_REWARDS),
+            ("bankrupt_semantics", bankrupt_semantics, BANKRUPT_SEMANTICS),
             ("damage_draw", damage_draw, DAMAGE_DRAWS),
         ):
             if value not in allowed:
@@ -190,8 +203,7 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         self.action_cap = float(action_cap)
         scripted = self.config.hardcoded_company_actions if scripted_companies else None
         if scripted is not None and len(scripted) != self.config.num_companies:
-            raise ValueError(f"InvestESG: hardcoded_company_actions needs one action per company ({self.config.num_companies}), "
-                             f"got {len(scripted)}")
+            raise ValueError(f"InvestESG: hardcoded_company_actions needs one action per company ({self.config.num_companies}), got {len(scripted)}")
         self.scripted_actions = None if scripted is None else np.asarray(scripted, np.float64)
         self.dtype = struct.check_env_dtype("InvestESG", dtype)
         self.num_companies = nc = self.config.num_companies
@@ -270,8 +282,15 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         terminated = state.time >= params.max_steps  # the game ends in 2120: a true terminal, nothing to bootstrap
         return self.observation(state, params), state, rewards, terminated, info
 
-    def transition(self, key: jax.Array, state: InvestESGState, company_actions: jax.Array, investor_choices: jax.Array,
-                   params: InvestESGParams, event_uniforms: jax.Array | None = None) -> tuple[InvestESGState, dict, dict]:
+    def transition(
+        self,
+        key: jax.Array,
+        state: InvestESGState,
+        company_actions: jax.Array,
+        investor_choices: jax.Array,
+        params: InvestESGParams,
+        event_uniforms: jax.Array | None = None,
+    ) -> tuple[InvestESGState, dict, dict]:
         """One year (docs/invest_esg.md §3, steps S1–S9): ``(state, rewards, info)``.
 
         ``company_actions`` (N_C, 3) env-space fractions (not clipped: the original accepts
@@ -303,8 +322,7 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         spent = jnp.where(live[:, None], fractions * capital[:, None], 0.0)
         cumulative = state.cumulative + spent
         safe_capital = jnp.where(live, capital, 1.0)
-        loss = jnp.where(live, p.loss_fraction * jnp.exp(-p.resilience_efficiency * cumulative[:, RESILIENCE] / safe_capital),
-                         state.loss)
+        loss = jnp.where(live, p.loss_fraction * jnp.exp(-p.resilience_efficiency * cumulative[:, RESILIENCE] / safe_capital), state.loss)
         esg_score = jnp.where(live, fractions[:, MITIGATION] + p.greenwash_coef * fractions[:, GREENWASH], state.esg_score)
 
         # S4: hazards fall with the market's cumulative mitigation (paper Eq. 1).
@@ -350,11 +368,28 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
             company_reward = jnp.where(live, company_reward, 0.0)
 
         new = state.replace(
-            time=t + 1, capital=capital, loss=loss, cumulative=cumulative, fractions=fractions, esg_score=esg_score,
-            esg_score_sum=state.esg_score_sum + state.esg_score, margin=margin, gain=gain, bankrupt=bankrupt,
-            margin_history=margin_history, holdings=holdings, cash=cash, investor_capital=investor_capital, utility=utility,
-            hazard_prob=hazard_prob, climate_risk=risk, events=events, event_count=event_count, market_performance=market,
-            event_total=state.event_total + event_count, risk_total=state.risk_total + risk,
+            time=t + 1,
+            capital=capital,
+            loss=loss,
+            cumulative=cumulative,
+            fractions=fractions,
+            esg_score=esg_score,
+            esg_score_sum=state.esg_score_sum + state.esg_score,
+            margin=margin,
+            gain=gain,
+            bankrupt=bankrupt,
+            margin_history=margin_history,
+            holdings=holdings,
+            cash=cash,
+            investor_capital=investor_capital,
+            utility=utility,
+            hazard_prob=hazard_prob,
+            climate_risk=risk,
+            events=events,
+            event_count=event_count,
+            market_performance=market,
+            event_total=state.event_total + event_count,
+            risk_total=state.risk_total + risk,
             investor_capital_total=state.investor_capital_total + investor_capital,
             holdings_total=state.holdings_total + holdings,
         )
@@ -383,8 +418,7 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         nc, f = self.num_companies, self.dtype
         events = jax.random.uniform(key, (3,), f) if self.event_mode == "key" else None
         noisy = (p.market_noise > 0) | jnp.any(p.company_noise > 0)
-        growth = jax.lax.cond(noisy, lambda k: jax.random.normal(jax.random.fold_in(k, 1), (1 + nc,), f),
-                              lambda k: jnp.zeros((1 + nc,), f), key)
+        growth = jax.lax.cond(noisy, lambda k: jax.random.normal(jax.random.fold_in(k, 1), (1 + nc,), f), lambda k: jnp.zeros((1 + nc,), f), key)
         damage = None
         if self.uncertain_damage:
             shape = (nc, 3) if self.damage_draw == "per_event" else (nc, 1)
@@ -414,8 +448,10 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         for name, n in (("company_capital", self.num_companies), ("investor_capital", self.num_investors)):
             got = jnp.shape(getattr(params, name))[-1:]
             if tuple(got) != (n,):
-                raise ValueError(f"InvestESG: params.{name} has {tuple(got)} entries but the env was built for {n} "
-                                 f"({self.name}); build the env from the same config as the parameters")
+                raise ValueError(
+                    f"InvestESG: params.{name} has {tuple(got)} entries but the env was built for {n} "
+                    f"({self.name}); build the env from the same config as the parameters"
+                )
         if self.event_mode == "injected":
             table = params.event_uniforms
             if table is None or jnp.ndim(table) != 2 or jnp.shape(table)[1] != 3:
@@ -428,8 +464,10 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         [holdings…, capital V], then [climate risk, X, market performance]·f5; disabled
         features are 0 and keep their slots."""
         vector = self.observe(state, params)
-        return {COMPANIES: jnp.broadcast_to(vector, (self.num_companies, self.obs_dim)),
-                INVESTORS: jnp.broadcast_to(vector, (self.num_investors, self.obs_dim))}
+        return {
+            COMPANIES: jnp.broadcast_to(vector, (self.num_companies, self.obs_dim)),
+            INVESTORS: jnp.broadcast_to(vector, (self.num_investors, self.obs_dim)),
+        }
 
     def observe(self, state: InvestESGState, params: InvestESGParams) -> jax.Array:
         """The (obs_dim,) observation vector of ``state``."""
@@ -438,13 +476,18 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         years_before = (state.time - 1).astype(f)
         average_esg = jnp.where(years_before > 0, state.esg_score_sum / jnp.maximum(years_before, 1.0), 0.0)
         cum = state.cumulative
-        companies = jnp.stack([
-            state.capital, state.loss, state.margin,
-            state.esg_score * flag(params.esg_score_observable),
-            average_esg * flag(params.avg_esg_score_observable),
-            (cum[:, MITIGATION] + cum[:, GREENWASH]) * flag(params.esg_spending_observable),
-            cum[:, RESILIENCE] * flag(params.resilience_spending_observable),
-        ], axis=1)
+        companies = jnp.stack(
+            [
+                state.capital,
+                state.loss,
+                state.margin,
+                state.esg_score * flag(params.esg_score_observable),
+                average_esg * flag(params.avg_esg_score_observable),
+                (cum[:, MITIGATION] + cum[:, GREENWASH]) * flag(params.esg_spending_observable),
+                cum[:, RESILIENCE] * flag(params.resilience_spending_observable),
+            ],
+            axis=1,
+        )
         investors = jnp.concatenate([state.holdings, state.investor_capital[:, None]], axis=1)
         climate = jnp.stack([state.climate_risk, state.event_count.astype(f), state.market_performance]) * flag(params.climate_observable)
         return jnp.concatenate([companies.reshape(-1), investors.reshape(-1), climate]).astype(f)

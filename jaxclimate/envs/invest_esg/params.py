@@ -94,8 +94,7 @@ class InvestESGParams(EnvParams):
         check("bankrupt_margin_threshold", self.bankrupt_margin_threshold, low=-1.0, high=0.0)
         if self.event_uniforms is not None:
             check("event_uniforms", self.event_uniforms, low=0.0, high=1.0, high_inclusive=False)
-        _check_same_length(name, ("company_capital", "loss_fraction", "resilience_efficiency", "greenwash_coef",
-                                  "company_noise"), self)
+        _check_same_length(name, ("company_capital", "loss_fraction", "resilience_efficiency", "greenwash_coef", "company_noise"), self)
         _check_same_length(name, ("investor_capital", "esg_preference"), self)
 
     @property
@@ -110,8 +109,10 @@ class InvestESGParams(EnvParams):
 def _check_same_length(owner: str, names: Sequence[str], params: Any) -> None:
     lengths = {n: np.shape(getattr(params, n))[-1:] for n in names if struct.concrete_value(getattr(params, n)) is not None}
     if len(set(lengths.values())) > 1:
-        raise ValueError(f"{owner}: {', '.join(names)} must have one entry per agent (the same length); got "
-                         + ", ".join(f"{n} {tuple(s)}" for n, s in lengths.items()))
+        raise ValueError(
+            f"{owner}: {', '.join(names)} must have one entry per agent (the same length); got "
+            + ", ".join(f"{n} {tuple(s)}" for n, s in lengths.items())
+        )
 
 
 # --- named markets ------------------------------------------------------------------------------------
@@ -151,11 +152,17 @@ class MarketConfig:
         params = {f.name for f in dataclasses.fields(InvestESGParams)}
         unknown = sorted(set(settings) - own - params)
         if unknown:
-            raise ValueError(f"InvestESG config: unknown setting(s) {unknown}; market settings are {sorted(own)}, "
-                             f"parameters {sorted(params - {'company_capital', 'investor_capital'})}")
+            raise ValueError(
+                f"InvestESG config: unknown setting(s) {unknown}; market settings are {sorted(own)}, "
+                f"parameters {sorted(params - {'company_capital', 'investor_capital'})}"
+            )
         overrides = tuple((k, _hashable(v)) for k, v in settings.items() if k not in own)
-        return cls(tuple(float(c) for c in company_capital), tuple(float(c) for c in investor_capital), overrides,
-                   **{k: v for k, v in settings.items() if k in own})
+        return cls(
+            tuple(float(c) for c in company_capital),
+            tuple(float(c) for c in investor_capital),
+            overrides,
+            **{k: v for k, v in settings.items() if k in own},
+        )
 
     @property
     def num_companies(self) -> int:
@@ -174,8 +181,7 @@ class MarketConfig:
             for name in names:
                 value = values.get(name, np.asarray(getattr(defaults, name))[0])
                 values[name] = np.broadcast_to(np.asarray(value, np.float64), (n,)).copy()
-        return defaults.replace(company_capital=np.asarray(self.company_capital), investor_capital=np.asarray(self.investor_capital),
-                                **values)
+        return defaults.replace(company_capital=np.asarray(self.company_capital), investor_capital=np.asarray(self.investor_capital), **values)
 
 
 def _hashable(value: Any) -> Any:
@@ -198,32 +204,63 @@ def _paper(**kw: Any) -> MarketConfig:
 #: ``config/exp_default.yaml`` as ``exp_default``), and two scaled markets the paper's Fig. 7
 #: uses but the original does not ship (equal capital split, exact investment split).
 CONFIGS: dict[str, MarketConfig] = {
-    "exp_default": _paper(description="paper default / status quo: no ESG disclosure, profit-only investors (Fig. 3)",
-                          source="config/exp_default.yaml"),
+    "exp_default": _paper(
+        description="paper default / status quo: no ESG disclosure, profit-only investors (Fig. 3)", source="config/exp_default.yaml"
+    ),
     "exp_5*10+3*16.7": _paper(description="status quo (same market as exp_default)", source="config/domain/exp_5*10+3*16.7.yaml"),
-    "exp_5*10+3*16.7_company_esg_score": _paper(**_MANDATE, description="ESG disclosure mandate, profit-only investors (Fig. 3)",
-                                                source="config/domain/exp_5*10+3*16.7_company_esg_score.yaml"),
+    "exp_5*10+3*16.7_company_esg_score": _paper(
+        **_MANDATE,
+        description="ESG disclosure mandate, profit-only investors (Fig. 3)",
+        source="config/domain/exp_5*10+3*16.7_company_esg_score.yaml",
+    ),
     **{
-        f"exp_a{i}": _paper(**_MANDATE, esg_preference=alpha, description=f"mandate, ESG-conscious investors alpha = {alpha:g} (Fig. 3)",
-                            source=f"config/domain/exp_a{i}.yaml")
+        f"exp_a{i}": _paper(
+            **_MANDATE,
+            esg_preference=alpha,
+            description=f"mandate, ESG-conscious investors alpha = {alpha:g} (Fig. 3)",
+            source=f"config/domain/exp_a{i}.yaml",
+        )
         for i, alpha in enumerate((0.5, 1.0, 10.0, 100.0), start=1)
     },
-    "exp_b1": _paper(**_MANDATE, esg_preference=(0.0, 10.0, 10.0), description="heterogeneous investors alpha = (0, 10, 10) (Fig. 4)",
-                     source="config/domain/exp_b1.yaml"),
-    "exp_b2": _paper(**_MANDATE, esg_preference=(0.0, 100.0, 100.0), description="heterogeneous investors alpha = (0, 100, 100)",
-                     source="config/domain/exp_b2.yaml"),
-    "exp_c1": _paper(**_MANDATE, climate_observable=True, description="mandate + climate information, alpha = 0 (Fig. 6a)",
-                     source="config/domain/exp_c1.yaml"),
-    "exp_d1": _paper(**_MANDATE, climate_observable=True, esg_preference=1.0,
-                     description="mandate + climate information, alpha = 1 (Fig. 6a)", source="config/domain/exp_d1.yaml"),
-    "exp_5*10": _market(5, 10.0, 3, 0.0, **_MANDATE, description="no investors (capital 0), mandate (Fig. 6b)",
-                        source="config/domain/exp_5*10.yaml"),
-    "exp_5*10_with_climate": _market(5, 10.0, 3, 0.0, **_MANDATE, climate_observable=True,
-                                     description="no investors, mandate + climate information (Fig. 6b)",
-                                     source="config/domain/exp_5*10_with_climate.yaml"),
+    "exp_b1": _paper(
+        **_MANDATE,
+        esg_preference=(0.0, 10.0, 10.0),
+        description="heterogeneous investors alpha = (0, 10, 10) (Fig. 4)",
+        source="config/domain/exp_b1.yaml",
+    ),
+    "exp_b2": _paper(
+        **_MANDATE,
+        esg_preference=(0.0, 100.0, 100.0),
+        description="heterogeneous investors alpha = (0, 100, 100)",
+        source="config/domain/exp_b2.yaml",
+    ),
+    "exp_c1": _paper(
+        **_MANDATE, climate_observable=True, description="mandate + climate information, alpha = 0 (Fig. 6a)", source="config/domain/exp_c1.yaml"
+    ),
+    "exp_d1": _paper(
+        **_MANDATE,
+        climate_observable=True,
+        esg_preference=1.0,
+        description="mandate + climate information, alpha = 1 (Fig. 6a)",
+        source="config/domain/exp_d1.yaml",
+    ),
+    "exp_5*10": _market(5, 10.0, 3, 0.0, **_MANDATE, description="no investors (capital 0), mandate (Fig. 6b)", source="config/domain/exp_5*10.yaml"),
+    "exp_5*10_with_climate": _market(
+        5,
+        10.0,
+        3,
+        0.0,
+        **_MANDATE,
+        climate_observable=True,
+        description="no investors, mandate + climate information (Fig. 6b)",
+        source="config/domain/exp_5*10_with_climate.yaml",
+    ),
     **{
         f"exp_e1_{i}{suffix}": _paper(
-            **_MANDATE, allow_greenwash=True, greenwash_coef=beta, esg_preference=10.0,
+            **_MANDATE,
+            allow_greenwash=True,
+            greenwash_coef=beta,
+            esg_preference=10.0,
             company_learning_starts=20_000 if (suffix or i == 1) else 0,
             description=f"greenwashing allowed, beta = {beta:g}, alpha = 10 (Fig. 5b)"
             + (", companies learn after 20k env steps" if (suffix or i == 1) else ""),
@@ -233,26 +270,53 @@ CONFIGS: dict[str, MarketConfig] = {
         for suffix in ("", "_with_memory")
     },
     "exp_e2": _paper(
-        **_MANDATE, allow_greenwash=True, greenwash_coef=20.0, esg_preference=(0.0, 1.0, 10.0),
+        **_MANDATE,
+        allow_greenwash=True,
+        greenwash_coef=20.0,
+        esg_preference=(0.0, 1.0, 10.0),
         hardcoded_company_actions=((0.01, 0.0, 0.0), (0.0, 0.01, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)),
         description="hard-coded companies (one mitigates 1 %, one greenwashes 1 %), investors alpha = 0/1/10 learn (Fig. 5a)",
         source="config/domain/exp_e2.yaml",
     ),
-    "exp_e3": _paper(**_MANDATE, allow_resilience=True, esg_preference=1.0, description="resilience spending allowed, alpha = 1 (Fig. 8a-c)",
-                     source="config/domain/exp_e3.yaml"),
+    "exp_e3": _paper(
+        **_MANDATE,
+        allow_resilience=True,
+        esg_preference=1.0,
+        description="resilience spending allowed, alpha = 1 (Fig. 8a-c)",
+        source="config/domain/exp_e3.yaml",
+    ),
     "exp_3*17+3*17": _market(3, 17.0, 3, 17.0, description="market size variant", source="config/domain/exp_3*17+3*17.yaml"),
     "exp_4*12.5+4*12.5": _market(4, 12.5, 4, 12.5, description="market size variant", source="config/domain/exp_4*12.5+4*12.5.yaml"),
     "exp_5*10+5*10": _market(5, 10.0, 5, 10.0, description="market size variant", source="config/domain/exp_5*10+5*10.yaml"),
     "exp_6*8.35+4*12.5": _market(6, 8.35, 4, 12.5, description="market size variant", source="config/domain/exp_6*8.35+4*12.5.yaml"),
     "exp_8*6.25+4*12.5": _market(8, 6.25, 4, 12.5, description="market size variant", source="config/domain/exp_8*6.25+4*12.5.yaml"),
     "exp_10*5+4*12.5": _market(10, 5.0, 4, 12.5, description="market size variant", source="config/domain/exp_10*5+4*12.5.yaml"),
-    "authors_jax_readme": _market(3, 16.7, 5, 10.0, **_MANDATE, esg_preference=100.0,
-                                  description="the original README's JAX example: 3 companies, 5 investors alpha = 100, mandate",
-                                  source="config/domain/exp_default.yaml"),
-    "scale_10x10": _market(10, 5.0, 10, 5.0, investment_rounding="exact",
-                           description="10 companies x 10 investors, 50 + 50 capital, exact investment split (Fig. 7; no original file)"),
-    "scale_25x25": _market(25, 2.0, 25, 2.0, investment_rounding="exact",
-                           description="25 companies x 25 investors, 50 + 50 capital, exact investment split (Fig. 7; no original file)"),
+    "authors_jax_readme": _market(
+        3,
+        16.7,
+        5,
+        10.0,
+        **_MANDATE,
+        esg_preference=100.0,
+        description="the original README's JAX example: 3 companies, 5 investors alpha = 100, mandate",
+        source="config/domain/exp_default.yaml",
+    ),
+    "scale_10x10": _market(
+        10,
+        5.0,
+        10,
+        5.0,
+        investment_rounding="exact",
+        description="10 companies x 10 investors, 50 + 50 capital, exact investment split (Fig. 7; no original file)",
+    ),
+    "scale_25x25": _market(
+        25,
+        2.0,
+        25,
+        2.0,
+        investment_rounding="exact",
+        description="25 companies x 25 investors, 50 + 50 capital, exact investment split (Fig. 7; no original file)",
+    ),
 }
 
 #: Readable names for the paper's experiments.

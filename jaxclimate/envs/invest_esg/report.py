@@ -12,6 +12,7 @@ import numpy as np
 from jaxclimate.envs.invest_esg.env import COMPANIES, INVESTORS, START_YEAR
 from jaxclimate.envs.invest_esg.rollout import RealWorldSeeding
 from jaxclimate.reporting import TrainingReport, mean_and_stderr
+from jaxclimate.run_options import RunOptions
 
 #: The paper's IPPO (§4.5, Table 1) as its Stable-Baselines3 pipeline ran it: one PPO per agent,
 #: separate [256, 128] tanh actor and critic MLPs with orthogonal init, 500 env steps (5
@@ -21,10 +22,27 @@ from jaxclimate.reporting import TrainingReport, mean_and_stderr
 #: our ½·MSE. Companies: Gaussian on R³ whose sample a is given to the env as
 #: clip((a + 1)/2 · cap, 0, cap); investors: one Bernoulli per company.
 PAPER_SB3 = dict(
-    total_timesteps=3_000_000, num_envs=5, num_steps=100, update_epochs=10, minibatch_size=64, num_minibatches=1,
-    lr=3e-5, anneal_lr=False, ent_coef=0.01, vf_coef=1.0, clip_value_loss=False, max_grad_norm=0.5, gamma=0.99,
-    gae_lambda=0.95, clip_eps=0.2, network="mlp", hidden_sizes=(256, 128), activation="tanh", initialization="orthogonal",
-    advantage_normalization="minibatch", continuous_actions="rescale",
+    total_timesteps=3_000_000,
+    num_envs=5,
+    num_steps=100,
+    update_epochs=10,
+    minibatch_size=64,
+    num_minibatches=1,
+    lr=3e-5,
+    anneal_lr=False,
+    ent_coef=0.01,
+    vf_coef=1.0,
+    clip_value_loss=False,
+    max_grad_norm=0.5,
+    gamma=0.99,
+    gae_lambda=0.95,
+    clip_eps=0.2,
+    network="mlp",
+    hidden_sizes=(256, 128),
+    activation="tanh",
+    initialization="orthogonal",
+    advantage_normalization="minibatch",
+    continuous_actions="rescale",
 )
 #: The authors' later JAX pipeline (their README command): separate actor and critic
 #: [256, 256] ReLU MLPs with LayerNorm and flax's default init, two Adams (lr 1e-4, gradient
@@ -32,14 +50,37 @@ PAPER_SB3 = dict(
 #: standardised over the batch, 3k episodes. (Their minibatches are chunks of 10 consecutive
 #: steps; here they are single samples, which a feed-forward network cannot tell apart.)
 AUTHORS_JAX = dict(
-    total_timesteps=300_000, num_envs=10, num_steps=100, update_epochs=4, minibatch_size=50, num_minibatches=1, lr=1e-4,
-    anneal_lr=False, ent_coef=0.01, vf_coef=0.5, clip_value_loss=False, max_grad_norm=10.0, separate_optimizers=True,
-    gamma=0.99, gae_lambda=0.95, clip_eps=0.2, network="mlp", hidden_sizes=(256, 256), activation="relu", layer_norm=True,
-    initialization="lecun", advantage_normalization="batch", continuous_actions="rescale",
+    total_timesteps=300_000,
+    num_envs=10,
+    num_steps=100,
+    update_epochs=4,
+    minibatch_size=50,
+    num_minibatches=1,
+    lr=1e-4,
+    anneal_lr=False,
+    ent_coef=0.01,
+    vf_coef=0.5,
+    clip_value_loss=False,
+    max_grad_norm=10.0,
+    separate_optimizers=True,
+    gamma=0.99,
+    gae_lambda=0.95,
+    clip_eps=0.2,
+    network="mlp",
+    hidden_sizes=(256, 256),
+    activation="relu",
+    layer_norm=True,
+    initialization="lecun",
+    advantage_normalization="batch",
+    continuous_actions="rescale",
 )
 #: Metrics shown in the summary and the learning-curve figure: (key, label).
-SOCIAL = (("final_climate_risk", "P100: final climate risk"), ("final_market_wealth", "W100: final market wealth (trillion)"),
-          ("total_mitigation", "cumulative mitigation (trillion)"), ("climate_events", "climate events per episode"))
+SOCIAL = (
+    ("final_climate_risk", "P100: final climate risk"),
+    ("final_market_wealth", "W100: final market wealth (trillion)"),
+    ("total_mitigation", "cumulative mitigation (trillion)"),
+    ("climate_events", "climate events per episode"),
+)
 SPENDING = (("total_greenwash", "cumulative greenwashing (trillion)"), ("total_resilience", "cumulative resilience (trillion)"))
 ROLLOUT_OPTIONS = ("seeding", "seed_companies", "seed_years", "seed_low", "seed_high", "train_on_seeded_years")
 
@@ -52,20 +93,23 @@ class InvestESGReport(TrainingReport):
         extra = {"learning_starts": ((COMPANIES, starts),)} if starts else {}
         return {"paper_sb3": {**PAPER_SB3, **extra}, "authors_jax": {**AUTHORS_JAX, **extra}}
 
-    def rollout_hook(self, env, config, options: dict) -> Any:
-        rollout = dict(options.get("rollout") or {})
+    def rollout_hook(self, env, config, options: RunOptions) -> Any:
+        rollout = dict(options.rollout)
         unknown = sorted(set(rollout) - set(ROLLOUT_OPTIONS))
         if unknown:
             raise ValueError(f"invest-esg rollout options are {ROLLOUT_OPTIONS}, got {unknown}")
         if not rollout.get("seeding", any(k.startswith("seed_") for k in rollout)):
             return None
         return RealWorldSeeding(
-            total_companies=env.num_companies, num_companies=rollout.get("seed_companies"),
-            years=int(rollout.get("seed_years", 5)), low=float(rollout.get("seed_low", 0.005)),
-            high=float(rollout.get("seed_high", 0.01)), train_on_seeded_years=bool(rollout.get("train_on_seeded_years", False)),
+            total_companies=env.num_companies,
+            num_companies=rollout.get("seed_companies"),
+            years=int(rollout.get("seed_years", 5)),
+            low=float(rollout.get("seed_low", 0.005)),
+            high=float(rollout.get("seed_high", 0.01)),
+            train_on_seeded_years=bool(rollout.get("train_on_seeded_years", False)),
         )
 
-    def summarize(self, env, env_params, trainer, state, rows, evaluations, options, run_dir: Path) -> dict[str, Any]:
+    def summarize(self, env, env_params, trainer, state, rows, evaluations, options: RunOptions, run_dir: Path) -> dict[str, Any]:
         final = [{k: np.asarray(v[-1]) for k, v in e["info"]["episode_metrics"].items()} for e in evaluations]
         allowed = np.array([1.0, float(np.asarray(env_params.allow_greenwash)), float(np.asarray(env_params.allow_resilience))])
         fractions = np.stack([e["actions"][COMPANIES] for e in evaluations]) * allowed  # (seeds, T, N_C, 3) as applied
@@ -91,8 +135,10 @@ class InvestESGReport(TrainingReport):
             for key, label in SOCIAL + SPENDING:
                 lines.append(f"  {label:<42} {train[key]:.4f}")
         learned = summary["learned_policy"]
-        lines.append(f"\nlearned policy: P100 {learned['final_climate_risk']:.4f}, W100 {learned['final_market_wealth']:.1f}, "
-                     f"{learned['climate_events']:.0f} events")
+        lines.append(
+            f"\nlearned policy: P100 {learned['final_climate_risk']:.4f}, W100 {learned['final_market_wealth']:.1f}, "
+            f"{learned['climate_events']:.0f} events"
+        )
         lines.append(f"{'company':>8} {'mitigation':>11} {'greenwash':>10} {'resilience':>11}")
         for i, (m, g, r) in enumerate(learned["mean_spending_fractions"]):
             lines.append(f"{i:>8} {m:>11.4f} {g:>10.4f} {r:>11.4f}")
@@ -120,7 +166,7 @@ def plot_learning_curves(rows: list[dict], path: Path, title: str = "", curves: 
         steps = np.array([r["env_steps"] for r in rs])
         for ax, (key, name) in zip(axes, panels):
             mean, err = mean_and_stderr(np.array([r["episode"][key] for r in rs]), axis=1)
-            line, = ax.plot(steps, mean, label=label or None)
+            (line,) = ax.plot(steps, mean, label=label or None)
             ax.fill_between(steps, mean - err, mean + err, color=line.get_color(), alpha=0.25)
             ax.set(xlabel="env steps per seed", title=name)
     if any(curves):
@@ -142,8 +188,7 @@ def plot_policy(evaluation: dict, path: Path, name: str, enabled=(True, False, F
     fractions = evaluation["actions"][COMPANIES]  # (T, N_C, 3)
     choices = evaluation["actions"][INVESTORS]  # (T, N_I, N_C)
     years = START_YEAR + np.arange(fractions.shape[0])
-    kinds = [(k, style, label) for k, style, label in ((0, "-", "mitigation"), (1, ":", "greenwash"), (2, "--", "resilience"))
-             if enabled[k]]
+    kinds = [(k, style, label) for k, style, label in ((0, "-", "mitigation"), (1, ":", "greenwash"), (2, "--", "resilience")) if enabled[k]]
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     for i in range(fractions.shape[1]):
         color = f"C{i % 10}"

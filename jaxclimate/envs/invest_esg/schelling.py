@@ -45,8 +45,7 @@ def focal_returns(uniforms: np.ndarray, dtype: str = "float32") -> dict[str, np.
     years = uniforms.shape[1]
 
     def episode(mode: jax.Array, k: jax.Array, focal_cooperates: jax.Array, table: jax.Array):
-        params = base.replace(event_uniforms=table, max_steps=years,
-                              investor_capital=jnp.where(mode == 3, 0.0, jnp.asarray(base.investor_capital)))
+        params = base.replace(event_uniforms=table, max_steps=years, investor_capital=jnp.where(mode == 3, 0.0, jnp.asarray(base.investor_capital)))
         cooperators = (jnp.arange(nc) >= 1) & (jnp.arange(nc) <= k)
         cooperators = cooperators.at[0].set(focal_cooperates)
         actions = jnp.zeros((nc, 3)).at[:, 0].set(jnp.where(cooperators, COOPERATE, 0.0))
@@ -78,8 +77,14 @@ def schelling_table(returns: dict[str, np.ndarray]) -> dict:
     for key, values in returns.items():
         mean = values.mean(axis=-1)
         stderr = values.std(axis=-1, ddof=1) / np.sqrt(values.shape[-1])
-        out[key] = {mode: {"cooperate": mean[m, :, 0].tolist(), "defect": mean[m, :, 1].tolist(),
-                           "cooperate_stderr": stderr[m, :, 0].tolist(), "defect_stderr": stderr[m, :, 1].tolist(),
-                           "difference": (mean[m, :, 0] - mean[m, :, 1]).tolist()}
-                    for m, mode in enumerate(MODES)}
+        out[key] = {
+            mode: {
+                "cooperate": mean[m, :, 0].tolist(),
+                "defect": mean[m, :, 1].tolist(),
+                "cooperate_stderr": stderr[m, :, 0].tolist(),
+                "defect_stderr": stderr[m, :, 1].tolist(),
+                "difference": (mean[m, :, 0] - mean[m, :, 1]).tolist(),
+            }
+            for m, mode in enumerate(MODES)
+        }
     return out

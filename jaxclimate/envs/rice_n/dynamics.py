@@ -166,8 +166,7 @@ def debt_ratio(balance_after_interest: Array, p: RiceParams) -> Array:
     return jnp.clip(ratio, -1.0, 0.0)
 
 
-def trade_flows(bids: Array, output: Array, investment: Array, export_limit: Array,
-                balance_after_interest: Array, p: RiceParams) -> Array:
+def trade_flows(bids: Array, output: Array, investment: Array, export_limit: Array, balance_after_interest: Array, p: RiceParams) -> Array:
     """Realised imports X[i, j] from exporter j to importer i (docs/rice_n.md §6 D–E, §6.1):
 
     bids b[i, j]·Y_i (no self-trade), rows scaled to Σ_j X_ij ≤ Y_i (Eq. 52, strict >), rows

@@ -153,8 +153,15 @@ class RiceN(Environment[RiceState, RiceParams]):
             information (``observation_space(GROUP).flatten(obs)`` gives the flat one bit for bit).
     """
 
-    def __init__(self, protocol: str = "none", regions: Sequence[int] | None = None, dtype: Any = "float32",
-                 num_activity_steps: int = 20, mask_ignored_heads: bool = False, observation: str = "flat"):
+    def __init__(
+        self,
+        protocol: str = "none",
+        regions: Sequence[int] | None = None,
+        dtype: Any = "float32",
+        num_activity_steps: int = 20,
+        mask_ignored_heads: bool = False,
+        observation: str = "flat",
+    ):
         self.protocol = negotiation.check_protocol(protocol)
         self.regions = check_regions(regions)
         self.num_regions = n = int(self.regions.size)
@@ -236,13 +243,7 @@ class RiceN(Environment[RiceState, RiceParams]):
         is_activity = stage == 0
         state = state.replace(reward=jnp.where(is_activity, state.reward, 0.0))  # docs/rice_n.md §2.1: not carried
         done = jnp.logical_and(is_activity, state.activity_step >= self.num_activity_steps)
-        info = {
-            "done": done,
-            "stage": stage,
-            "activity": is_activity,
-            "temperature": state.temperature[0],
-            "gross_output": state.gross_output,
-        }
+        info = {"done": done, "stage": stage, "activity": is_activity, "temperature": state.temperature[0], "gross_output": state.gross_output}
         return state, info
 
     # --- observation and masks -------------------------------------------------------------
@@ -279,15 +280,29 @@ class RiceN(Environment[RiceState, RiceParams]):
         private = jnp.stack([_scaled(getattr(state, f), key, self.dtype) for f, key in _PRIVATE], axis=1)
         parts = [jnp.eye(n, dtype=self.dtype), private]
         if self.protocol == "bilateral":
-            parts.append(jnp.concatenate([
-                state.minimum_mitigation[:, None], state.promised, state.promised.T, state.requested,
-                state.requested.T, state.decisions, state.decisions.T,
-            ], axis=1).astype(jnp.float32).astype(self.dtype))
+            parts.append(
+                jnp.concatenate(
+                    [
+                        state.minimum_mitigation[:, None],
+                        state.promised,
+                        state.promised.T,
+                        state.requested,
+                        state.requested.T,
+                        state.decisions,
+                        state.decisions.T,
+                    ],
+                    axis=1,
+                )
+                .astype(jnp.float32)
+                .astype(self.dtype)
+            )
         elif self.protocol == "club":
             offer = jnp.broadcast_to(state.club_offer.T.reshape(-1), (n, 2 * n))
-            parts.append(jnp.concatenate([
-                state.minimum_mitigation[:, None], offer, state.decisions, state.decisions.T, state.tariff_floor,
-            ], axis=1).astype(jnp.float32).astype(self.dtype))
+            parts.append(
+                jnp.concatenate([state.minimum_mitigation[:, None], offer, state.decisions, state.decisions.T, state.tariff_floor], axis=1)
+                .astype(jnp.float32)
+                .astype(self.dtype)
+            )
         return parts
 
     def observe(self, state: RiceState) -> jax.Array:
@@ -338,6 +353,7 @@ def state_to_record(state: RiceState) -> dict[str, jax.Array]:
 def state_from_record(record: Mapping[str, Any], row: int, dtype: Any = "float64") -> RiceState:
     """Build a :class:`RiceState` from row ``row`` of a recorded episode (``state__*`` arrays of
     a golden file, with or without the prefix). Needed for one-step (teacher-forced) checks."""
+
     def get(key: str) -> np.ndarray:
         for name in (f"state__{key}", key):
             if name in record:

@@ -80,8 +80,9 @@ def episode_metrics(history: Mapping[str, np.ndarray], rounded: bool = False) ->
 def constant_policy(env: RiceN, savings: int, mitigation: int, params: RiceParams | None = None) -> dict[str, float]:
     """Metrics of the policy that plays the same savings/mitigation levels (10 = rate 1.0)
     every step with all other entries 0 (docs/rice_n.md §11.3)."""
-    actions = np.broadcast_to(np.asarray(env.constant_actions(savings=savings, mitigation=mitigation)),
-                              (env.episode_length, env.num_regions, env.nvec.size))
+    actions = np.broadcast_to(
+        np.asarray(env.constant_actions(savings=savings, mitigation=mitigation)), (env.episode_length, env.num_regions, env.nvec.size)
+    )
     return episode_metrics(replay(env, actions, params))
 
 

@@ -144,8 +144,9 @@ def club_evaluation(state: RiceState, levels: jax.Array) -> RiceState:
 
 def club_enforce(rates: dict[str, jax.Array], state: RiceState) -> dict[str, jax.Array]:
     """Members cannot defect: μ ← max(μ, m), τ' ← max(τ', floor)."""
-    return dict(rates, mitigation=jnp.maximum(rates["mitigation"], state.minimum_mitigation),
-                tariffs=jnp.maximum(rates["tariffs"], state.tariff_floor))
+    return dict(
+        rates, mitigation=jnp.maximum(rates["mitigation"], state.minimum_mitigation), tariffs=jnp.maximum(rates["tariffs"], state.tariff_floor)
+    )
 
 
 # --- masks (docs/rice_n.md §8) -------------------------------------------------------------------------
@@ -204,8 +205,7 @@ def flat_action_mask(protocol: str, mask: jax.Array) -> jax.Array:
     return jnp.concatenate(parts, axis=1).astype(jnp.int32)
 
 
-def stage_step(protocol: str, stage: jax.Array, state: RiceState, levels: jax.Array, params: Any,
-               activity: Any) -> RiceState:
+def stage_step(protocol: str, stage: jax.Array, state: RiceState, levels: jax.Array, params: Any, activity: Any) -> RiceState:
     """Dispatch one env step by stage (0 activity, 1 proposal, 2 evaluation); ``activity`` is
     the activity-step function ``(state, levels, params) -> state``. Under ``vmap`` the
     dispatch is a :func:`~jaxclimate.core.lockstep.lockstep_switch`: environments reset
@@ -214,5 +214,4 @@ def stage_step(protocol: str, stage: jax.Array, state: RiceState, levels: jax.Ar
     if protocol == "none":
         return activity(state, levels, params)
     proposal, evaluation = (bilateral_proposal, bilateral_evaluation) if protocol == "bilateral" else (club_proposal, club_evaluation)
-    return lockstep_switch(stage, (activity, lambda s, lv, _: proposal(s, lv), lambda s, lv, _: evaluation(s, lv)),
-                           state, levels, params)
+    return lockstep_switch(stage, (activity, lambda s, lv, _: proposal(s, lv), lambda s, lv, _: evaluation(s, lv)), state, levels, params)

@@ -75,6 +75,7 @@ def test_reservoir_stores_whole_episodes_and_samples_uniformly():
     np.testing.assert_array_equal(T[:, 1], 2 * T[:, 0])  # step 0 and step 1 of the same episode
     np.testing.assert_array_equal(T[:, 2:], 0.0)  # look-ahead from info
     assert len(np.unique(T[:, 0])) == 4
+
     # uniformity: over many seeds each of 30 episodes is kept with probability 4/30
     def fill(key):
         s = res.init()
@@ -85,6 +86,7 @@ def test_reservoir_stores_whole_episodes_and_samples_uniformly():
             info["temperature"] = ids
             s = res.update(s, k, env_state, info, done)
         return s.temperatures[:, 1]
+
     kept = np.asarray(jax.jit(jax.vmap(fill))(jax.random.split(jax.random.PRNGKey(0), 3000))).astype(int).ravel()
     counts = np.bincount(kept, minlength=30) / 3000
     np.testing.assert_allclose(counts, 4 / 30, atol=0.03)

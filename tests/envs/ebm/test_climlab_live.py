@@ -20,8 +20,7 @@ pytestmark = pytest.mark.slow
 def climlab_model(**extra):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = climlab.EBM_annual(num_lat=96, a0=0.354, a2=0.25, D=0.6,
-                               A=np.full((96, 1), 210.0), B=np.full((96, 1), 2.0), **extra)
+        m = climlab.EBM_annual(num_lat=96, a0=0.354, a2=0.25, D=0.6, A=np.full((96, 1), 210.0), B=np.full((96, 1), 2.0), **extra)
     m.Ts[:] = 50.0
     return m
 

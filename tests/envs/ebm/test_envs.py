@@ -23,10 +23,10 @@ def test_check_env(env_id):
     check_env(env, params, params_variants=variants)
 
 
-@pytest.mark.parametrize("env_id, obs_dim, act_dim, n", [
-    ("ebm-v1", 96, 195, 1), ("ebm-v2-a2", 96, 195, 2), ("ebm-v2-a6", 96, 195, 6),
-    ("ebm-v3-a2", 48, 99, 2), ("ebm-v3-a6", 16, 35, 6),
-])
+@pytest.mark.parametrize(
+    "env_id, obs_dim, act_dim, n",
+    [("ebm-v1", 96, 195, 1), ("ebm-v2-a2", 96, 195, 2), ("ebm-v2-a6", 96, 195, 6), ("ebm-v3-a2", 48, 99, 2), ("ebm-v3-a6", 16, 35, 6)],
+)
 def test_spaces_match_spec(env_id, obs_dim, act_dim, n):
     env, _ = make(env_id)
     assert env.agents == {GROUP: n}
@@ -69,8 +69,7 @@ def test_ebm_v2_equals_ebm_v1_agent_by_agent(x64):
     v1 = EBMEnv(1, dtype="float64")
     v2 = EBMEnv(2, num_agents=6, dtype="float64")
     params = v1.default_params
-    actions = jax.random.uniform(jax.random.PRNGKey(3), (20, 1, 195), minval=v1.action_space().low,
-                                 maxval=v1.action_space().high)
+    actions = jax.random.uniform(jax.random.PRNGKey(3), (20, 1, 195), minval=v1.action_space().low, maxval=v1.action_space().high)
     obs1, r1, T1, _ = run_actions(v1, params, actions)
     obs2, r2, T2, _ = run_actions(v2, params, jnp.tile(actions, (1, 6, 1)))
     for k in range(6):
@@ -152,13 +151,17 @@ def test_evaluated_profile_stitches_ebm_v2_bands():
 
 # --- configuration errors -----------------------------------------------------------------
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(version=2, num_agents=5), r"num_agents must divide the 96-latitude grid.*got 5"),
-    (dict(version=1, num_agents=2), r"num_agents must be 1 for ebm-v1"),
-    (dict(version=4), r"version must be 1, 2 or 3"),
-    (dict(version=2, num_agents=0), r"num_agents must divide"),
-    (dict(version=1, dtype="float16"), r"dtype must be float32 or float64"),
-])
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(version=2, num_agents=5), r"num_agents must divide the 96-latitude grid.*got 5"),
+        (dict(version=1, num_agents=2), r"num_agents must be 1 for ebm-v1"),
+        (dict(version=4), r"version must be 1, 2 or 3"),
+        (dict(version=2, num_agents=0), r"num_agents must divide"),
+        (dict(version=1, dtype="float16"), r"dtype must be float32 or float64"),
+    ],
+)
 def test_invalid_env_configuration(kwargs, match):
     with pytest.raises(ValueError, match=match):
         EBMEnv(**kwargs)
@@ -171,15 +174,18 @@ def test_float64_without_x64_is_a_clear_error():
         EBMEnv(1, dtype="float64")
 
 
-@pytest.mark.parametrize("field, value, match", [
-    ("heat_capacity", -4.0e7, r"EBMParams.heat_capacity must lie in \(0, inf\), got -4"),
-    ("timestep", 0.0, r"EBMParams.timestep must lie in \(0, inf\), got 0"),
-    ("max_steps", 0, r"EBMParams.max_steps must lie in \[1, inf\), got 0"),
-    ("insolation", np.ones(95), r"EBMParams.insolation must have shape \(96,\)"),
-    ("target", np.full(96, np.nan), r"EBMParams.target must be finite"),
-    ("a0", 1.5, r"EBMParams.a0 must lie in \[0, 1\], got 1.5"),
-    ("D", -0.1, r"EBMParams.D must lie in \[0, inf\), got -0.1"),
-])
+@pytest.mark.parametrize(
+    "field, value, match",
+    [
+        ("heat_capacity", -4.0e7, r"EBMParams.heat_capacity must lie in \(0, inf\), got -4"),
+        ("timestep", 0.0, r"EBMParams.timestep must lie in \(0, inf\), got 0"),
+        ("max_steps", 0, r"EBMParams.max_steps must lie in \[1, inf\), got 0"),
+        ("insolation", np.ones(95), r"EBMParams.insolation must have shape \(96,\)"),
+        ("target", np.full(96, np.nan), r"EBMParams.target must be finite"),
+        ("a0", 1.5, r"EBMParams.a0 must lie in \[0, 1\], got 1.5"),
+        ("D", -0.1, r"EBMParams.D must lie in \[0, inf\), got -0.1"),
+    ],
+)
 def test_invalid_params(field, value, match):
     with pytest.raises(ValueError, match=match):
         EBMParams(**{field: value})
@@ -201,6 +207,7 @@ def test_make_routes_overrides():
 
 
 # --- vmapped parameter sweeps ---------------------------------------------------------------
+
 
 def eight_param_sets() -> list[EBMParams]:
     rng = np.random.default_rng(0)
@@ -239,11 +246,9 @@ def test_static_baseline_vmaps_over_eight_param_sets(x64):
 
 def test_env_rollout_vmaps_over_eight_param_sets(x64):
     env = EBMEnv(3, num_agents=6, dtype="float64")
-    variants = [p.replace(ignore_albedo_actions=bool(i % 2), initial_temperature=40.0 + i)
-                for i, p in enumerate(eight_param_sets())]
+    variants = [p.replace(ignore_albedo_actions=bool(i % 2), initial_temperature=40.0 + i) for i, p in enumerate(eight_param_sets())]
     stacked = jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *variants)
-    actions = jnp.asarray(jax.random.uniform(jax.random.PRNGKey(1), (25, 6, 35), minval=env.action_space().low,
-                                             maxval=env.action_space().high))
+    actions = jnp.asarray(jax.random.uniform(jax.random.PRNGKey(1), (25, 6, 35), minval=env.action_space().low, maxval=env.action_space().high))
     batched = jax.jit(jax.vmap(lambda p: run_actions(env, p, actions)))(stacked)
     for i, p in enumerate(variants):
         single = run_actions(env, p, actions)
@@ -253,16 +258,19 @@ def test_env_rollout_vmaps_over_eight_param_sets(x64):
 
 # --- optional ice albedo (docs/ebm.md §6) ---------------------------------------------------------
 
-@pytest.mark.parametrize("T0, edges, area, mean, tmin, tmax", [
-    (50.0, (-56.25, 56.25), 0.1685, 7.906, -24.379, 24.779),
-    (0.0, (-54.375, 54.375), 0.1872, 7.574, -24.847, 24.597),
-    (-50.0, (), 1.0, -40.145, -51.504, -34.787),
-])
+
+@pytest.mark.parametrize(
+    "T0, edges, area, mean, tmin, tmax",
+    [
+        (50.0, (-56.25, 56.25), 0.1685, 7.906, -24.379, 24.779),
+        (0.0, (-54.375, 54.375), 0.1872, 7.574, -24.847, 24.597),
+        (-50.0, (), 1.0, -40.145, -51.504, -34.787),
+    ],
+)
 def test_ice_albedo_steady_states(x64, T0, edges, area, mean, tmin, tmax):
     params = EBMParams(ice_albedo=True, initial_temperature=T0)
     n = 3000
-    Ts = simulate(params, D=np.full(n, 0.6), A=np.full((n, 96), 210.0), B=np.full((n, 96), 2.0),
-                  a0=np.full(n, 0.354), a2=np.full(n, 0.25))
+    Ts = simulate(params, D=np.full(n, 0.6), A=np.full((n, 96), 210.0), B=np.full((n, 96), 2.0), a0=np.full(n, 0.354), a2=np.full(n, 0.25))
     T = np.asarray(Ts[-1])
     assert np.max(np.abs(T - np.asarray(Ts[-2]))) < 1e-9  # steady
     ice = T < params.freezing_temperature
@@ -277,8 +285,7 @@ def test_ice_albedo_steady_states(x64, T0, edges, area, mean, tmin, tmax):
 def test_ice_albedo_off_by_default_has_single_warm_state(x64):
     # Without the flag the cold start converges to the same state as the warm start.
     n = 3000
-    forcing = dict(D=np.full(n, 0.6), A=np.full((n, 96), 210.0), B=np.full((n, 96), 2.0),
-                   a0=np.full(n, 0.354), a2=np.full(n, 0.25))
+    forcing = dict(D=np.full(n, 0.6), A=np.full((n, 96), 210.0), B=np.full((n, 96), 2.0), a0=np.full(n, 0.354), a2=np.full(n, 0.25))
     warm = simulate(EBMParams(initial_temperature=50.0), **forcing)[-1]
     cold = simulate(EBMParams(initial_temperature=-50.0), **forcing)[-1]
     np.testing.assert_allclose(np.asarray(warm), np.asarray(cold), atol=1e-6)

@@ -50,15 +50,14 @@ def test_case_a_episodic_return(x64):
 
 def test_static_baseline_column(x64):
     # docs/ebm.md §5.2: the paper's "climlab" column, exactly.
-    expected = [11.452578753279061, 7.76813497113676, 2.7298888959996184,
-                3.7462116540426553, 6.397740126280645, 5.566489292478827]
+    expected = [11.452578753279061, 7.76813497113676, 2.7298888959996184, 3.7462116540426553, 6.397740126280645, 5.566489292478827]
     T_final, bands = static_baseline()
     np.testing.assert_allclose(np.asarray(bands), expected, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(np.asarray(T_final)[[0, 47, 48, 95]],
-                               [-20.01285922, 26.85421951, 26.85421951, -20.01285914], atol=1e-8)
+    np.testing.assert_allclose(np.asarray(T_final)[[0, 47, 48, 95]], [-20.01285922, 26.85421951, 26.85421951, -20.01285914], atol=1e-8)
 
 
 # --- planted bugs: parity must notice small equation changes ----------------------------
+
 
 def test_parity_detects_ignored_albedo_flag(x64):
     # Running the climlab-0.8.2 case with albedo actions effective must break parity.
@@ -67,11 +66,9 @@ def test_parity_detects_ignored_albedo_flag(x64):
     assert np.max(np.abs(Ts - g["Ts"])) > 1.0
 
 
-@pytest.mark.parametrize("perturbation", [
-    dict(heat_capacity=4.1813e7 * (1 + 1e-9)),
-    dict(timestep=350632.512 * (1 + 1e-9)),
-    dict(insolation_scale=1 + 1e-9),
-])
+@pytest.mark.parametrize(
+    "perturbation", [dict(heat_capacity=4.1813e7 * (1 + 1e-9)), dict(timestep=350632.512 * (1 + 1e-9)), dict(insolation_scale=1 + 1e-9)]
+)
 def test_parity_detects_tiny_parameter_errors(x64, perturbation):
     g = load_golden("case_b_fixed")
     params = EBMParams()
@@ -105,8 +102,6 @@ def test_parity_detects_explicit_diffusion_ordering(x64):
 def test_float32_drift_within_documented_bound():
     # docs/ebm.md §7.1: float32 drifts by ≈ 4e-4 °C over 200 steps; tests allow 1e-3.
     g = load_golden("case_b_fixed")
-    Ts = jax.jit(simulate, static_argnames="dtype")(
-        EBMParams(), g["D"], g["A_Wm2"], g["B"], g["a0"], g["a2"], dtype=jnp.float32
-    )
+    Ts = jax.jit(simulate, static_argnames="dtype")(EBMParams(), g["D"], g["A_Wm2"], g["B"], g["a0"], g["a2"], dtype=jnp.float32)
     assert Ts.dtype == jnp.float32
     assert np.max(np.abs(np.asarray(Ts, np.float64) - g["Ts"])) <= 1e-3

@@ -85,8 +85,7 @@ def test_step_is_differentiable(x64):
     T0 = jnp.full(physics.NUM_LAT, 50.0)
 
     def loss(D):
-        return jnp.sum(physics.ebm_step(T0 - physics.P2_SIN_LAT * 10, D, 210.0, 2.0, 0.354, 0.25,
-                                        insolation=physics.INSOLATION) ** 2)
+        return jnp.sum(physics.ebm_step(T0 - physics.P2_SIN_LAT * 10, D, 210.0, 2.0, 0.354, 0.25, insolation=physics.INSOLATION) ** 2)
 
     g = jax.grad(loss)(0.6)
     eps = 1e-6

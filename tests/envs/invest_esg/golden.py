@@ -51,8 +51,7 @@ def market(meta: dict) -> dict:
 def env_for(name: str, dtype: str = "float64", event_mode: str = "injected") -> tuple[InvestESG, object]:
     """The env and parameters that recorded ``name``; ``injected`` feeds its stored uniforms."""
     data = load(name)
-    env = InvestESG(config=market(data["meta"]), event_mode=event_mode, dtype=dtype,
-                    action_cap=data["meta"]["action_capping"])
+    env = InvestESG(config=market(data["meta"]), event_mode=event_mode, dtype=dtype, action_cap=data["meta"]["action_capping"])
     params = env.default_params
     if event_mode == "injected":
         params = params.replace(event_uniforms=data["event_uniforms"])
@@ -61,8 +60,10 @@ def env_for(name: str, dtype: str = "float64", event_mode: str = "injected") -> 
 
 def actions(name: str, dtype=jnp.float64) -> dict:
     data = load(name)
-    return {COMPANIES: jnp.asarray(data["company_action"].astype(np.float64), dtype),
-            INVESTORS: jnp.asarray(data["investor_action"].astype(np.int32))}
+    return {
+        COMPANIES: jnp.asarray(data["company_action"].astype(np.float64), dtype),
+        INVESTORS: jnp.asarray(data["investor_action"].astype(np.int32)),
+    }
 
 
 @functools.partial(jax.jit, static_argnums=0)

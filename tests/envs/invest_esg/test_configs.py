@@ -9,8 +9,13 @@ from jaxclimate.envs.invest_esg import ALIASES, CONFIGS, InvestESG, market_confi
 from tests.envs.invest_esg.golden import DATA
 
 CONFIG_DIR = DATA / "configs"
-FLAGS = ("company_esg_score_observable", "avg_esg_score_observable", "esg_spending_observable",
-         "resilience_spending_observable", "climate_observable")
+FLAGS = (
+    "company_esg_score_observable",
+    "avg_esg_score_observable",
+    "esg_spending_observable",
+    "resilience_spending_observable",
+    "climate_observable",
+)
 
 
 def source_file(name: str):
@@ -36,8 +41,7 @@ def test_named_market_matches_its_file(name):
     assert params.max_steps == raw["max_steps"]
     assert params.allow_greenwash == raw["allow_greenwash_investment"]
     assert params.allow_resilience == raw["allow_resilience_investment"]
-    ours = ("esg_score_observable", "avg_esg_score_observable", "esg_spending_observable",
-            "resilience_spending_observable", "climate_observable")
+    ours = ("esg_score_observable", "avg_esg_score_observable", "esg_spending_observable", "resilience_spending_observable", "climate_observable")
     for flag, field in zip(FLAGS, ours):
         assert getattr(params, field) == raw.get(flag, False), flag
     assert raw["action_capping"] == 0.05 == InvestESG(config=name).action_cap

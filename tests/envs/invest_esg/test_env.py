@@ -8,21 +8,13 @@ import numpy as np
 import pytest
 
 import jaxclimate
-from jaxclimate.envs.invest_esg import (
-    COMPANIES,
-    INVESTORS,
-    REFERENCE_EVENT_UNIFORMS,
-    InvestESG,
-    hazard_probabilities,
-    invest,
-)
+from jaxclimate.envs.invest_esg import COMPANIES, INVESTORS, REFERENCE_EVENT_UNIFORMS, InvestESG, hazard_probabilities, invest
 from jaxclimate.testing import check_env
 
 
 def zero_actions(env, mitigation=0.0, invest_all=False):
     nc, ni = env.num_companies, env.num_investors
-    return {COMPANIES: jnp.zeros((nc, 3)).at[:, 0].set(mitigation),
-            INVESTORS: jnp.full((ni, nc), 1 if invest_all else 0, jnp.int32)}
+    return {COMPANIES: jnp.zeros((nc, 3)).at[:, 0].set(mitigation), INVESTORS: jnp.full((ni, nc), 1 if invest_all else 0, jnp.int32)}
 
 
 def run(env, params, actions_fn, steps, key=jax.random.PRNGKey(0)):
@@ -122,8 +114,7 @@ def test_reference_events_are_the_same_in_every_env_and_episode():
 
 def test_observation_flags_fill_only_their_slots():
     nc, ni = 5, 3
-    slots = {"esg_score_observable": [3], "avg_esg_score_observable": [4], "esg_spending_observable": [5],
-             "resilience_spending_observable": [6]}
+    slots = {"esg_score_observable": [3], "avg_esg_score_observable": [4], "esg_spending_observable": [5], "resilience_spending_observable": [6]}
     env = InvestESG(config="exp_e3", event_mode="injected")  # every hazard fires: X = 3 is visible
     params = env.default_params.replace(allow_greenwash=True, esg_score_observable=False, event_uniforms=np.zeros((100, 3)))
     acts = {COMPANIES: jnp.full((nc, 3), 0.02), INVESTORS: jnp.ones((ni, nc), jnp.int32)}
@@ -133,8 +124,7 @@ def test_observation_flags_fill_only_their_slots():
     for flag, columns in [*slots.items(), ("climate_observable", None)]:
         obs = np.asarray(env.observe(state, params.replace(**{flag: True})))
         changed = np.flatnonzero(obs != base)
-        expected = (np.arange(env.obs_dim)[-3:] if columns is None
-                    else np.array([7 * i + c for i in range(nc) for c in columns]))
+        expected = np.arange(env.obs_dim)[-3:] if columns is None else np.array([7 * i + c for i in range(nc) for c in columns])
         if flag == "climate_observable":
             changed = changed[changed >= env.obs_dim - 3]
         np.testing.assert_array_equal(changed, expected, err_msg=flag)
@@ -239,8 +229,10 @@ def test_sweep_is_one_vmap_over_params():
     """Status quo vs mandate and four α values: one compiled program (the flags are leaves)."""
     env, base = jaxclimate.make("invest-esg", event_mode="reference_events")
     settings = [(False, 0.0), (True, 0.0), (True, 0.5), (True, 1.0), (True, 10.0), (True, 100.0)]
-    stacked = jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]),
-                                     *[base.replace(esg_score_observable=f, esg_preference=np.full(3, a)) for f, a in settings])
+    stacked = jax.tree_util.tree_map(
+        lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]),
+        *[base.replace(esg_score_observable=f, esg_preference=np.full(3, a)) for f, a in settings],
+    )
 
     @jax.jit
     @chex.assert_max_traces(n=1)

@@ -7,11 +7,29 @@ from jaxclimate.envs.invest_esg import InvestESG
 from tests.envs.invest_esg import golden
 
 STATE_KEYS = (
-    "heat_prob", "precip_prob", "drought_prob", "climate_risk", "total_cumu_mitigation", "market_performance",
-    "investor_cash_after_invest", "company_capital_after_divest", "company_capital_after_invest", "company_pc",
-    "company_amount", "company_cumu", "company_resilience", "company_esg_score", "company_margin",
-    "company_capital_gain", "company_capital", "investor_investments", "investor_cash", "investor_capital",
-    "investor_utility", "obs", "rewards",
+    "heat_prob",
+    "precip_prob",
+    "drought_prob",
+    "climate_risk",
+    "total_cumu_mitigation",
+    "market_performance",
+    "investor_cash_after_invest",
+    "company_capital_after_divest",
+    "company_capital_after_invest",
+    "company_pc",
+    "company_amount",
+    "company_cumu",
+    "company_resilience",
+    "company_esg_score",
+    "company_margin",
+    "company_capital_gain",
+    "company_capital",
+    "investor_investments",
+    "investor_cash",
+    "investor_capital",
+    "investor_utility",
+    "obs",
+    "rewards",
 )
 
 

@@ -22,8 +22,18 @@ def test_heterogeneous_ippo_learns_the_status_quo_response():
     mitigation only costs a company, so profit-driven companies learn to cut it and their
     returns rise steeply (docs/invest_esg.md §1); investors learn to hold companies."""
     env, params = jaxclimate.make("invest-esg")
-    config = IPPOConfig(total_timesteps=16 * 100 * 12, num_envs=16, num_steps=100, update_epochs=4, minibatch_size=400,
-                        hidden_sizes=(32, 32), lr=3e-3, anneal_lr=False, clip_value_loss=False, continuous_actions="rescale")
+    config = IPPOConfig(
+        total_timesteps=16 * 100 * 12,
+        num_envs=16,
+        num_steps=100,
+        update_epochs=4,
+        minibatch_size=400,
+        hidden_sizes=(32, 32),
+        lr=3e-3,
+        anneal_lr=False,
+        clip_value_loss=False,
+        continuous_actions="rescale",
+    )
     metrics = jax.tree_util.tree_map(np.asarray, jax.jit(make_train(env, params, config))(jax.random.PRNGKey(0))["metrics"])
     companies = metrics[COMPANIES]["episode_return"].mean(axis=-1)
     investors = metrics[INVESTORS]["episode_return"].mean(axis=-1)
@@ -69,11 +79,28 @@ def test_scripted_companies_of_exp_e2_play_their_actions():
 
 @pytest.mark.slow
 def test_cli_trains_invest_esg_and_reports_its_metrics(tmp_path):
-    options = train.build_options([
-        "--env", "invest-esg", "--preset", "paper_sb3", "--seeds", "2", "--total-timesteps", "1000", "--chunks", "2",
-        "--set", "hidden_sizes=[16]", "--rollout-set", "seeding=true", "--run-dir", str(tmp_path), "--quiet",
-    ])
-    assert options["config"]["minibatch_size"] == 64 and options["preset"] == "paper_sb3"
+    options = train.build_options(
+        [
+            "--env",
+            "invest-esg",
+            "--preset",
+            "paper_sb3",
+            "--seeds",
+            "2",
+            "--total-timesteps",
+            "1000",
+            "--chunks",
+            "2",
+            "--set",
+            "hidden_sizes=[16]",
+            "--rollout-set",
+            "seeding=true",
+            "--run-dir",
+            str(tmp_path),
+            "--quiet",
+        ]
+    )
+    assert options.config["minibatch_size"] == 64 and options.preset == "paper_sb3"
     summary = train.run(options)
     row = json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[-1])
     assert np.shape(row["companies"]["episode_return"]) == (2, 5) and np.shape(row["investors"]["episode_return"]) == (2, 3)

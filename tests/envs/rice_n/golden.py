@@ -26,11 +26,24 @@ CONSTANT = ("ricen_mitig0_sav100_neg0_seed0", "ricen_mitig100_sav0_neg0_seed0", 
 SAFE = ("ricen_random_safe_neg0_seed0", "ricen_random_safe_neg1_seed0")
 #: FORMAT.md §5.2 first row: robust on every file, even the ill-conditioned random ones.
 CLIMATE_CAPITAL = (
-    "global_temperature", "global_carbon_mass", "capital_all_regions", "labor_all_regions",
-    "production_factor_all_regions", "intensity_all_regions", "production_all_regions", "gross_output_all_regions",
-    "investment_all_regions", "damages_all_regions", "abatement_cost_all_regions", "mitigation_cost_all_regions",
-    "global_exogenous_emissions", "global_land_emissions", "savings_all_regions", "mitigation_rate_all_regions",
-    "max_export_limit_all_regions", "future_tariffs",
+    "global_temperature",
+    "global_carbon_mass",
+    "capital_all_regions",
+    "labor_all_regions",
+    "production_factor_all_regions",
+    "intensity_all_regions",
+    "production_all_regions",
+    "gross_output_all_regions",
+    "investment_all_regions",
+    "damages_all_regions",
+    "abatement_cost_all_regions",
+    "mitigation_cost_all_regions",
+    "global_exogenous_emissions",
+    "global_land_emissions",
+    "savings_all_regions",
+    "mitigation_rate_all_regions",
+    "max_export_limit_all_regions",
+    "future_tariffs",
 )
 
 

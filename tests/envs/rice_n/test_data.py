@@ -10,8 +10,7 @@ import yaml
 
 from jaxclimate.envs.rice_n import params as rp
 
-YAML_KEYS = {"A_0": "xA_0", "K_0": "xK_0", "L_0": "xL_0", "L_a": "xL_a", "l_g": "xl_g", "g_A": "xg_A",
-             "delta_A": "xdelta_A", "sigma_0": "xsigma_0"}
+YAML_KEYS = {"A_0": "xA_0", "K_0": "xK_0", "L_0": "xL_0", "L_a": "xL_a", "l_g": "xl_g", "g_A": "xg_A", "delta_A": "xdelta_A", "sigma_0": "xsigma_0"}
 
 
 def _yaml(name: str) -> dict:
@@ -37,7 +36,13 @@ def test_json_equals_region_yamls():
     np.testing.assert_array_equal(p.B_M, np.asarray(dice["xB_M"], float))
     assert (p.F_2x, p.M_AT_1750, p.E_L0, p.delta_EL) == (dice["xF_2x"], dice["xM_AT_1750"], dice["xE_L0"], dice["xdelta_EL"])
     assert (p.gamma, p.theta_2, p.alpha, p.a2, p.p_b, p.delta_pb) == (
-        defaults["xgamma"], defaults["xtheta_2"], defaults["xalpha"], defaults["xa_2"], defaults["xp_b"], defaults["xdelta_pb"])
+        defaults["xgamma"],
+        defaults["xtheta_2"],
+        defaults["xalpha"],
+        defaults["xa_2"],
+        defaults["xp_b"],
+        defaults["xdelta_pb"],
+    )
 
 
 def test_sanity_numbers():

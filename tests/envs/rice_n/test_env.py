@@ -16,8 +16,7 @@ from jaxclimate.testing import check_env
 SMALL = [0, 5, 12, 20]
 
 
-@pytest.mark.parametrize("protocol, observation", [("none", "flat"), ("bilateral", "flat"), ("club", "flat"),
-                                                   ("bilateral", "factored")])
+@pytest.mark.parametrize("protocol, observation", [("none", "flat"), ("bilateral", "flat"), ("club", "flat"), ("bilateral", "factored")])
 @pytest.mark.slow
 def test_check_env(protocol, observation, x64):
     # float64: domestic consumption of an export-saturated region is a cancellation residue
@@ -81,7 +80,9 @@ def test_episode_length_done_and_auto_reset():
         step = jax.jit(env.step)
         dones = []
         for i in range(length):
-            obs, state, rewards, terminated, truncated, info = step(jax.random.fold_in(key, i), state, env.sample_actions(jax.random.fold_in(key, 100 + i)))
+            obs, state, rewards, terminated, truncated, info = step(
+                jax.random.fold_in(key, i), state, env.sample_actions(jax.random.fold_in(key, 100 + i))
+            )
             dones.append(bool(terminated))
             assert bool(truncated) == (i == length - 1)  # max_steps is the real horizon: the limit and the end coincide
             if protocol == "bilateral" and i % 3 != 2:

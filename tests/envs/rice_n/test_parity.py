@@ -87,8 +87,7 @@ def test_observations_rebuilt_from_recorded_state(name):
     # the factored layout carries the same features: flattened, bit-exact too
     factored = RiceN(protocol=env.protocol, dtype=env.dtype, observation="factored")
     space = factored.observation_space("regions")
-    flat = np.stack([np.asarray(space.flatten(factored.observation(state_from_record(g, k))["regions"]))
-                     for k in rows[::5]])
+    flat = np.stack([np.asarray(space.flatten(factored.observation(state_from_record(g, k))["regions"])) for k in rows[::5]])
     np.testing.assert_array_equal(flat, g["obs"][::5])
 
 
@@ -107,10 +106,20 @@ def _check_one_step(name: str) -> list[str]:
         if rel.max() > tol:
             failures.append(f"{key}: rel {rel.max():.3g} > {tol:g}")
 
-    for key in ("global_temperature", "global_carbon_mass", "capital_all_regions", "labor_all_regions",
-                "production_factor_all_regions", "intensity_all_regions", "production_all_regions",
-                "gross_output_all_regions", "investment_all_regions", "damages_all_regions",
-                "abatement_cost_all_regions", "mitigation_cost_all_regions"):
+    for key in (
+        "global_temperature",
+        "global_carbon_mass",
+        "capital_all_regions",
+        "labor_all_regions",
+        "production_factor_all_regions",
+        "intensity_all_regions",
+        "production_all_regions",
+        "gross_output_all_regions",
+        "investment_all_regions",
+        "damages_all_regions",
+        "abatement_cost_all_regions",
+        "mitigation_cost_all_regions",
+    ):
         check(key, 1e-6)
     check("scaled_imports", 1e-4)
     check("tariffed_imports", 1e-4)
