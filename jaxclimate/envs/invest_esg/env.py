@@ -350,18 +350,7 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         if self.bankrupt_window > 1:
             margin_history = jnp.concatenate([margin_history[:, 1:], margin[:, None]], axis=1)
 
-        # S7: holdings earn the company's margin (paper Eq. 10); a bankrupt company's last
-        # margin keeps applying under the original's semantics, none under "exit".
-        holder_margin = margin if self.bankrupt_semantics == "reference" else jnp.where(live, margin, 0.0)
-        holdings = jnp.maximum(holdings * (1.0 + holder_margin)[None, :], 0.0)
-
-        # S8: investor utility = return rate + α · holdings-weighted ESG score (paper §4.3).
-        previous = state.investor_capital
-        new_value = jnp.sum(holdings, axis=1) + cash
-        has_capital = previous != 0.0
-        esg = jnp.sum(holdings * esg_score[None, :], axis=1) / jnp.where(new_value != 0.0, new_value, 1.0)
-        utility = jnp.where(has_capital, (new_value - previous) / jnp.where(has_capital, previous, 1.0) + p.esg_preference * esg, 0.0)
-        investor_capital = jnp.where(has_capital, new_value, previous)
+        holdings, utility, investor_capital = self._investor_returns(state, holdings, cash, margin, live, esg_score, p)
 
         company_reward = gain if self.company_reward == "gain" else margin * own_capital
         if self.bankrupt_semantics == "exit":
@@ -405,6 +394,23 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
             "episode_metrics": episode_metrics(new),
         }
         return new, rewards, info
+
+    def _investor_returns(
+        self, state: InvestESGState, holdings: jax.Array, cash: jax.Array, margin: jax.Array, live: jax.Array, esg_score: jax.Array, p
+    ) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """Steps S7–S8 of :meth:`transition`: ``(holdings, utility, investor_capital)``."""
+        # S7: holdings earn the company's margin (paper Eq. 10); a bankrupt company's last
+        # margin keeps applying under the original's semantics, none under "exit".
+        holder_margin = margin if self.bankrupt_semantics == "reference" else jnp.where(live, margin, 0.0)
+        holdings = jnp.maximum(holdings * (1.0 + holder_margin)[None, :], 0.0)
+
+        # S8: investor utility = return rate + α · holdings-weighted ESG score (paper §4.3).
+        previous = state.investor_capital
+        new_value = jnp.sum(holdings, axis=1) + cash
+        has_capital = previous != 0.0
+        esg = jnp.sum(holdings * esg_score[None, :], axis=1) / jnp.where(new_value != 0.0, new_value, 1.0)
+        utility = jnp.where(has_capital, (new_value - previous) / jnp.where(has_capital, previous, 1.0) + p.esg_preference * esg, 0.0)
+        return holdings, utility, jnp.where(has_capital, new_value, previous)
 
     def _cast(self, params: InvestESGParams) -> InvestESGParams:
         return struct.cast_numeric(params, self.dtype).replace(max_steps=params.max_steps)
