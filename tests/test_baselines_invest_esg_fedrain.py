@@ -40,27 +40,15 @@ def test_invest_esg_baseline_tiny_run(tmp_path):
         assert (tmp_path / png).stat().st_size > 10_000
 
 
+#: three FedRAIN rows in seconds (also the preemption test's run: the two share compiled programs)
+FEDRAIN_TINY = ("--envs ebm-v1 ebm-v3-a2 --regimes fed05 nofed --seeds 2 --steps 1000 --set learning_starts=100 --set hidden_size=16").split()
+
+
 @pytest.mark.slow
+@pytest.mark.xdist_group("fedrain-tiny")
 def test_fedrain_baseline_tiny_run_and_resume(tmp_path):
     module = load("fedrain")
-    argv = [
-        "--envs",
-        "ebm-v1",
-        "ebm-v3-a2",
-        "--regimes",
-        "fed05",
-        "nofed",
-        "--seeds",
-        "2",
-        "--steps",
-        "1000",
-        "--set",
-        "learning_starts=100",
-        "--set",
-        "hidden_size=16",
-        "--out",
-        str(tmp_path),
-    ]
+    argv = FEDRAIN_TINY + ["--out", str(tmp_path)]
     records = module.main(argv)
     rows = records["ddpg"]["rows"]
     assert list(rows) == ["ebm-v1/nofed", "ebm-v3-a2/fed05", "ebm-v3-a2/nofed"]

@@ -78,8 +78,9 @@ def test_a_run_killed_at_any_moment_resumes_to_the_uninterrupted_result(algo, mo
     assert json.loads((run_dir / "summary.json").read_text())["updates"] == len(uninterrupted[algo])
 
 
-#: FedRAIN's baseline, killed while it writes its second row to the results file: the half-written
-#: file is the temporary sibling, the results file still holds the first row alone
+#: FedRAIN's baseline, killed while it writes its second row: the new file is complete in its
+#: temporary sibling but not yet renamed over the results file, which still holds the first row
+#: alone. The temporary file is the killed run's own, uninterrupted result.
 KILLED_BASELINE = """
 import importlib.util, os, signal, sys
 from pathlib import Path
@@ -92,7 +93,7 @@ writes, real_write = [], fedrain.atomic_write_text
 
 def write(target, text):
     if writes:
-        Path(str(target) + ".tmp").write_text(text[: len(text) // 2])
+        Path(str(target) + ".tmp").write_text(text)
         os.kill(os.getpid(), signal.SIGKILL)
     real_write(target, text)
     writes.append(target)
@@ -100,8 +101,6 @@ def write(target, text):
 fedrain.atomic_write_text = write
 fedrain.main(argv)
 """
-BASELINE_ARGV = ["--envs", "ebm-v1", "ebm-v2-a2", "--regimes", "nofed", "--seeds", "2", "--steps", "600",
-                 "--set", "learning_starts=100", "--set", "hidden_size=8", "--no-plot"]  # fmt: skip
 TIMINGS = ("compile_s", "train_s", "agent_steps_per_s")
 
 
@@ -110,18 +109,18 @@ def _without_timings(rows: dict) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("fedrain-tiny")  # beside the baseline's own test: its rows' programs are compiled once
 def test_the_fedrain_baseline_killed_while_writing_a_row_resumes_to_the_uninterrupted_rows(tmp_path):
-    from tests.test_baselines_invest_esg_fedrain import BASELINES, load
+    from tests.test_baselines_invest_esg_fedrain import BASELINES, FEDRAIN_TINY, load
 
-    fedrain = load("fedrain")
-    whole = fedrain.main(BASELINE_ARGV + ["--out", str(tmp_path / "whole")])["ddpg"]["rows"]
-    out = tmp_path / "killed"
-    killed = _python(["-c", KILLED_BASELINE, str(BASELINES / "fedrain.py"), *BASELINE_ARGV, "--out", str(out)], tmp_path)
+    argv = [a for a in FEDRAIN_TINY if a != "fed05"] + ["--out", str(tmp_path), "--no-plot"]  # its two nofed rows
+    killed = _python(["-c", KILLED_BASELINE, str(BASELINES / "fedrain.py"), *argv], tmp_path)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
-    results = out / "fedrain_ddpg_paper.json"
+    results = tmp_path / "fedrain_ddpg_paper.json"
     first = json.loads(results.read_text())["rows"]
-    assert list(first) == ["ebm-v1/nofed"] and (out / (results.name + ".tmp")).exists()
-    resumed = fedrain.main(BASELINE_ARGV + ["--out", str(out)])["ddpg"]["rows"]
+    uninterrupted = json.loads((tmp_path / (results.name + ".tmp")).read_text())["rows"]
+    assert list(first) == ["ebm-v1/nofed"] and list(uninterrupted) == ["ebm-v1/nofed", "ebm-v3-a2/nofed"]
+    resumed = load("fedrain").main(argv)["ddpg"]["rows"]
     assert resumed["ebm-v1/nofed"]["train_s"] == first["ebm-v1/nofed"]["train_s"]  # the saved row is kept, not retrained
     assert json.loads(results.read_text())["rows"] == resumed
-    assert _without_timings(resumed) == _without_timings(whole)
+    assert _without_timings(resumed) == _without_timings(uninterrupted)

@@ -29,9 +29,10 @@ end of the game coincide: ``terminated`` says the episode ended, nothing is boot
 The look-ahead runs the engine 15 more years inside the terminal step as a ``lax.while_loop``
 whose trip count is 15 at termination and 0 otherwise: under ``vmap`` the loop runs only on
 steps where some environment of the batch terminates, so a batch of
-synchronised episodes pays 15 extra engine steps once per episode, not on every step. (A
-``while_loop`` is not reverse-differentiable: take gradients through the engine, not
-through the terminal step.)
+synchronised episodes pays 15 extra engine steps once per episode, not on every step. A
+``while_loop`` is not reverse-differentiable: gradients through a whole episode go through
+:meth:`ClimateMitigation.year` (continuous levers) and :meth:`ClimateMitigation.lookahead`
+without ``run`` (a ``lax.scan``), as the cooperative planner (``planner.py``) does.
 
 ``info`` carries what the policy-consistency replay needs (docs/climate_mitigation.md §4): the step's global
 emissions and engine temperature, and at the terminal step the 15 look-ahead years.
@@ -203,7 +204,7 @@ class MitigationParams(EnvParams):
 
 def make_engine(engine: Any) -> Any:
     """``"gru"`` / ``"lstm"`` / ``"tcn"`` (shipped surrogates), ``"surrogate"`` (= GRU),
-    ``"cicero"`` (the oracle by host callback), ``"cicero-jax"`` (CICERO-SCM in JAX), or an engine object with ``init``/``step``/``start_year``."""
+    ``"cicero"`` (the oracle by host callback), ``"cicero-jax"`` (CICERO-SCM in JAX), or an engine object with ``init``/``step``/``start_year``/``initial_temperature``."""
     from jaxclimate.climate.engines import CiceroEngine, CiceroJaxEngine, SurrogateEngine
 
     if isinstance(engine, str):
@@ -216,7 +217,7 @@ def make_engine(engine: Any) -> Any:
         raise ValueError(
             f"climate-mitigation engine must be 'gru', 'lstm', 'tcn', 'surrogate', 'cicero', 'cicero-jax' or an engine object, got {engine!r}"
         )
-    for attr in ("init", "step", "start_year"):
+    for attr in ("init", "step", "start_year", "initial_temperature"):
         if not hasattr(engine, attr):
             raise ValueError(f"climate-mitigation engine object must have '{attr}' (see jaxclimate.climate.engines)")
     if engine.start_year != START_YEAR:
@@ -283,6 +284,26 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
     def step_env(self, key: jax.Array, state: MitigationState, actions: dict, params: MitigationParams):
         params = struct.cast_numeric(params, self.dtype)
         efforts, adaptation = self.levers(actions[GROUP], params)
+        new_state, cost, global_emissions = self.year(state, efforts, adaptation, params)
+        terminated = new_state.time >= HORIZON
+        lookahead = self.lookahead(new_state, params, run=terminated)
+        rewards = -(cost + lookahead["cost"])  # Eq. 32: the look-ahead sits inside r(2050)
+        info = {
+            "temperature": new_state.temperature,
+            "global_emissions": global_emissions,
+            "lookahead_temperatures": lookahead["temperatures"],
+            "lookahead_emissions": lookahead["emissions"],
+        }
+        return self._observe(new_state, params), new_state, {GROUP: rewards}, terminated, info
+
+    def year(
+        self, state: MitigationState, efforts: jax.Array, adaptation: jax.Array, params: MitigationParams
+    ) -> tuple[MitigationState, jax.Array, jax.Array]:
+        """One decision year with continuous levers — efforts k (N, 3), adaptation spending p
+        (N,) — in the authors' order: prevention, emissions, deviation, climate, cost (Eqs.
+        20–31). Returns the new state, each country's cost (damage + policy, no look-ahead)
+        and the global emissions (5,). ``step_env`` calls it with the levels' values; the
+        cooperative planner (``planner.py``) with any values in the levers' ranges."""
         t = state.time
         prevention = update_prevention(state.prevention, adaptation, params.prevention_decay, params.max_prevention)
         emissions = update_emissions(state.emissions, self._baseline["growth"][t], efforts, params.policy_matrix)
@@ -291,19 +312,10 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         engine_state, temperature = self.engine.step(state.engine_state, global_emissions)
         temperature = jnp.asarray(temperature, self.dtype)
         cost = climate_damage(temperature, prevention, params) + policy_cost(efforts, adaptation, params)
-        terminated = t + 1 >= HORIZON
-        lookahead = self._lookahead(emissions, engine_state, prevention, params, terminated)
-        rewards = -(cost + lookahead["cost"])  # Eq. 32: the look-ahead sits inside r(2050)
         new_state = MitigationState(
             time=t + 1, emissions=emissions, deviation=deviation, prevention=prevention, temperature=temperature, engine_state=engine_state
         )
-        info = {
-            "temperature": temperature,
-            "global_emissions": global_emissions,
-            "lookahead_temperatures": lookahead["temperatures"],
-            "lookahead_emissions": lookahead["emissions"],
-        }
-        return self._observe(new_state, params), new_state, {GROUP: rewards}, terminated, info
+        return new_state, cost, global_emissions
 
     def levers(self, actions: jax.Array, params: MitigationParams) -> tuple[jax.Array, jax.Array]:
         """Level indices (N, 4) -> efforts k (N, 3) and adaptation spending p (N,)."""
@@ -312,29 +324,34 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         adaptation = jnp.asarray(params.adaptation_levels, self.dtype)[actions[:, NUM_LEVERS]]
         return efforts, adaptation
 
-    def _lookahead(self, emissions, engine_state, prevention, params, run) -> dict:
-        """Eqs. 32–33: 15 more years at baseline growth (clipped), damages only. Runs 15
-        iterations when ``run`` and none otherwise (see module docstring)."""
-        trip_count = jnp.where(run, LOOKAHEAD, 0)
+    def lookahead(self, state: MitigationState, params: MitigationParams, run: jax.Array | None = None) -> dict:
+        """Eqs. 32–33: 15 more years after ``state`` at baseline growth (clipped), damages only,
+        per country. ``run`` (the terminal flag): a ``lax.while_loop`` of 15 iterations when
+        true and none otherwise (see module docstring); ``None``: always the 15 years, as a
+        ``lax.scan`` (reverse-differentiable, for the planner)."""
         growth = self._baseline["growth"]
 
-        def body(carry):
-            u, E, es, cost, Es, Ts = carry
+        def year(carry, u):
+            E, es, cost = carry
             E = jnp.maximum(E * growth[HORIZON + u], 0.0)
             es, T = self.engine.step(es, jnp.sum(E, axis=0))
             T = jnp.asarray(T, self.dtype)
-            cost = cost + climate_damage(T, lookahead_stock(prevention, u + 1, params), params)
-            return u + 1, E, es, cost, Es.at[u].set(jnp.sum(E, axis=0)), Ts.at[u].set(T)
+            cost = cost + climate_damage(T, lookahead_stock(state.prevention, u + 1, params), params)
+            return (E, es, cost), (jnp.sum(E, axis=0), T)
 
-        init = (
-            jnp.zeros((), jnp.int32),
-            emissions,
-            engine_state,
-            jnp.zeros_like(prevention),
-            jnp.zeros((LOOKAHEAD, NUM_GASES), self.dtype),
-            jnp.zeros((LOOKAHEAD,), self.dtype),
-        )
-        _, _, _, cost, Es, Ts = jax.lax.while_loop(lambda c: c[0] < trip_count, body, init)
+        start = (state.emissions, state.engine_state, jnp.zeros_like(state.prevention))
+        if run is None:
+            (_, _, cost), (Es, Ts) = jax.lax.scan(year, start, jnp.arange(LOOKAHEAD))
+            return {"cost": cost, "emissions": Es, "temperatures": Ts}
+
+        def body(carry):
+            u, inner, Es, Ts = carry
+            inner, (E_u, T_u) = year(inner, u)
+            return u + 1, inner, Es.at[u].set(E_u), Ts.at[u].set(T_u)
+
+        trip_count = jnp.where(run, LOOKAHEAD, 0)
+        empty = (jnp.zeros((LOOKAHEAD, NUM_GASES), self.dtype), jnp.zeros((LOOKAHEAD,), self.dtype))
+        _, (_, _, cost), Es, Ts = jax.lax.while_loop(lambda c: c[0] < trip_count, body, (jnp.zeros((), jnp.int32), start, *empty))
         return {"cost": cost, "emissions": Es, "temperatures": Ts}
 
     def _observe(self, state: MitigationState, params: MitigationParams) -> dict:
