@@ -1,12 +1,13 @@
-"""Write the tables of docs/results.md that come from the JSON records, so the page cannot drift
-from what was measured.
+"""Write the tables of docs/results.md (and of docs/ebm_calibrated.md) that come from the JSON records,
+so the pages cannot drift from what was measured.
 
 Each generated table sits between two comments in the page, ``<!-- table:NAME -->`` and
-``<!-- /table:NAME -->``; ``TABLES`` maps each NAME to the function that builds it. Each
-function's docstring names its record(s) and the field behind each column; the page's wording
-(row labels, which numbers are bold and why) is spelled out beside it.
+``<!-- /table:NAME -->``; ``TABLES`` (``CALIBRATED_TABLES`` for the second page; ``PAGES`` lists
+both) maps each NAME to the function that builds it. Each function's docstring names its
+record(s) and the field behind each column; the page's wording (row labels, which numbers are
+bold and why) is spelled out beside it.
 
-    python docs/generate_tables.py           # rewrite the generated tables of the page
+    python docs/generate_tables.py           # rewrite the generated tables of the pages
     python docs/generate_tables.py --check   # exit 1, naming (and diffing) each table that differs
 
 A table without a record stays hand-written, without markers: the climate-mitigation GRU table
@@ -436,6 +437,95 @@ def fedrain_default(algo: str) -> str:
     return table([f"{algo.upper()} row, default semantics", *BANDS, "band mean: default vs paper conditions", "wall"], rows)
 
 
+# --- the calibrated static column (baselines/ebm_calibrated.py), on its own page ----------------------------
+
+CALIBRATED_PAGE = ROOT / "docs" / "ebm_calibrated.md"
+CALIBRATED = BASELINES / "ebm_calibrated.json"
+
+
+def band_cells(values: list[float], better_than: list[float] | None = None) -> list[str]:
+    """Band errors to 2 decimals; bold where ``better_than`` is given and the value is below it."""
+    return [bold(f"{v:.2f}", better_than is not None and v < b) for v, b in zip(values, better_than or values, strict=True)]
+
+
+def ebm_calibrated() -> str:
+    """ebm_calibrated `rows`: `climlab_default.band_rmse` once, then per (env, condition) `calibrated.band_rmse` and
+    each algorithm's `learned[algo].best_row.band_mean` (the DDPG/TD3 row best by the same objective), with the
+    objective Σ band² (`calibrated.objective`, `best_row.objective`). Bold: a learned band mean below the calibrated one."""
+    rows_ = record(CALIBRATED)["rows"]
+    default = next(iter(rows_.values()))["climlab_default"]
+    rows = [["climlab default (every env)", "", *band_cells(default["band_rmse"]), f"{default['objective']:.1f}"]]
+    for row in rows_.values():
+        calibrated = row["calibrated"]["band_rmse"]
+        rows.append([f"{row['env']}, {row['condition']}", "calibrated static", *band_cells(calibrated), f"{row['calibrated']['objective']:.2f}"])
+        for algo, learned in row["learned"].items():
+            best = learned["best_row"]
+            label = f"{algo.upper()} {best['row'].split('/', 1)[1]}"
+            rows.append(["", label, *band_cells(best["band_mean"], calibrated), f"{best['objective']:.1f}"])
+    return table(["environment, condition", "column", *BANDS, "Σ band² (°C²)"], rows, left=2)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def ebm_calibrated_learned() -> str:
+    """ebm_calibrated `rows[].learned[algo]`, per band: `rows_below_calibrated` (of the rows listed in `rows`),
+    `seeds_below_calibrated` (of `seed_evaluations`: every seed of every row and actor) and `best_seed`, the lowest
+    single-seed error. Bold: a band where some learned profile is below the calibrated static one."""
+    rows = []
+    for row in record(CALIBRATED)["rows"].values():
+        for algo, learned in row["learned"].items():
+            cells = zip(learned["rows_below_calibrated"], learned["seeds_below_calibrated"], learned["best_seed"], strict=True)
+            rows.append(
+                [
+                    f"{row['env']}, {row['condition']}",
+                    f"{algo.upper()} ({plural(len(learned['rows']), 'row')}, {learned['seed_evaluations']} seeds)",
+                    *[bold(f"{r} / {n} ({b:.2f})", r + n > 0) for r, n, b in cells],
+                ]
+            )
+    return table(["environment, condition", "learner", *BANDS], rows, left=2)
+
+
+def ebm_calibrated_fit() -> str:
+    """ebm_calibrated `rows`: `calibrated.objective` and the range of `restart_objectives`, `lbfgs_check.objective`
+    where run, `gradient_norm` / `projected_gradient_norm`, `fitted.at_lower_bound`/`at_upper_bound` of
+    `fitted.components`, the fitted D and a0/a2 (`fitted.model_parameters`, over models), `iterations` × `restarts`,
+    `compile_s` / `run_s`."""
+    rows = []
+    for row in record(CALIBRATED)["rows"].values():
+        fitted, model = row["fitted"], row["fitted"]["model_parameters"]
+        span = lambda xs: f"{min(xs):.3f}" if max(xs) - min(xs) < 5e-4 else f"{min(xs):.3f}–{max(xs):.3f}"  # noqa: E731
+        restarts = row["restart_objectives"]
+        rows.append(
+            [
+                f"{row['env']}, {row['condition']}",
+                f"{row['calibrated']['objective']:.3f} ({min(restarts):.3f}–{max(restarts):.3f})",
+                f"{row['lbfgs_check']['objective']:.3f}" if "lbfgs_check" in row else "—",
+                f"{row['gradient_norm']:.1f} / {row['projected_gradient_norm']:.3f}",
+                f"{fitted['at_lower_bound']} / {fitted['at_upper_bound']} of {fitted['components']}",
+                span(model["D"]),
+                f"{span(model['a0'])}, {span(model['a2'])}" + ("" if fitted["albedo_acts"] else " (fixed)"),
+                f"{row['iterations']:,} × {row['restarts']}",
+                f"{row['compile_s']:.1f} / {row['run_s']:.0f} s",
+            ]
+        )
+    header = [
+        "environment, condition",
+        "J (restarts)",
+        "J, float64 L-BFGS-B",
+        "‖∇J‖ / ‖P∇J‖",
+        "on lower / upper bound",
+        "D",
+        "a0, a2",
+        "iterations × restarts",
+        "compile / run",
+    ]
+    return table(header, rows, left=1)
+
+
+CALIBRATED_TABLES = {"ebm-calibrated": ebm_calibrated, "ebm-calibrated-learned": ebm_calibrated_learned, "ebm-calibrated-fit": ebm_calibrated_fit}
+
 TABLES = {
     "suite-cpu": suite_cpu,
     "suite-h200": suite_h200,
@@ -465,33 +555,44 @@ def rendered(text: str) -> dict[str, str]:
     return {m["name"]: m["body"].strip("\n") for m in BLOCK.finditer(text)}
 
 
-def regenerate(text: str) -> str:
+#: each page with generated tables -> its generators
+PAGES = {PAGE: TABLES, CALIBRATED_PAGE: CALIBRATED_TABLES}
+
+
+def regenerate(text: str, tables: dict = TABLES) -> str:
     """``text`` with every marked table rebuilt from its record; a marker without a generator is an error."""
-    unknown = set(rendered(text)) - set(TABLES)
+    unknown = set(rendered(text)) - set(tables)
     if unknown:
-        raise SystemExit(f"{PAGE.name}: no generator for table(s) {sorted(unknown)}")
-    return BLOCK.sub(lambda m: f"{m['open']}\n\n{TABLES[m['name']]()}\n\n{m['close']}", text)
+        raise SystemExit(f"{PAGE.name if tables is TABLES else 'page'}: no generator for table(s) {sorted(unknown)}")
+    return BLOCK.sub(lambda m: f"{m['open']}\n\n{tables[m['name']]()}\n\n{m['close']}", text)
 
 
-def stale(text: str) -> list[str]:
+def stale(text: str, tables: dict = TABLES) -> list[str]:
     """Names of the tables whose page text differs from the record's, and of generators whose table the page lacks."""
-    have, want = rendered(text), rendered(regenerate(text))
-    return [name for name in TABLES if name not in have or have[name] != want[name]]
+    have, want = rendered(text), rendered(regenerate(text, tables))
+    return [name for name in tables if name not in have or have[name] != want[name]]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each table that differs from its record")
     args = parser.parse_args(argv)
-    text = PAGE.read_text()
-    new = regenerate(text)
-    if not args.check:
-        PAGE.write_text(new)
-        print(f"wrote {len(rendered(new))} tables of {PAGE}")
-        return 0
-    names, have, want = stale(text), rendered(text), rendered(new)
+    return max(check_page(page, tables) if args.check else write_page(page, tables) for page, tables in PAGES.items())
+
+
+def write_page(page: Path, tables: dict) -> int:
+    new = regenerate(page.read_text(), tables)
+    page.write_text(new)
+    print(f"wrote {len(rendered(new))} tables of {page}")
+    return 0
+
+
+def check_page(page: Path, tables: dict) -> int:
+    """Exit status 1 (naming and diffing each table) where ``page`` differs from its records."""
+    text = page.read_text()
+    names, have, want = stale(text, tables), rendered(text), rendered(regenerate(text, tables))
     for name in names:
-        print(f"{name}: {'missing from the page' if name not in have else 'differs from its record'}")
+        print(f"{page.name}: {name}: {'missing from the page' if name not in have else 'differs from its record'}")
         if name in have:
             print("\n".join(difflib.unified_diff(have[name].splitlines(), want[name].splitlines(), "page", "record", lineterm="")))
     return 1 if names else 0

@@ -12,13 +12,12 @@ planner's levers are continuous within the range the learners' discrete levels s
 
 W is differentiable through the whole episode — the emissions, the climate engine (CICERO-SCM
 in JAX, or a surrogate) and the look-ahead — so it is maximised by projected gradient ascent
-(Adam, then a clip back into the box), with several restarts from random levers ``vmap``ped,
-in one compiled program. At a maximum the projected gradient
-
-    g_P = x − clip(x + ∇W(x), 0, x̄)
-
-vanishes: each lever is either interior with ∂W/∂x = 0, or at a bound with the gradient
-pointing out of the box. ``optimise`` reports its largest entry; the tests check it.
+(``jaxclimate.core.optim``: Adam, then a clip back into the box), with several restarts from
+random levers ``vmap``ped, in one compiled program. At a maximum the projected gradient —
+∇W with the components on a bound that point out of the box zeroed — vanishes: each lever is
+either interior with ∂W/∂x = 0, or at a bound with the gradient pointing outwards. ``optimise``
+reports it; the tests check it. (The prevention stock is clipped at its maximum, Eq. 27, so W
+has kinks where adaptation fills the stock: there a one-sided derivative can stay nonzero.)
 """
 
 from __future__ import annotations
@@ -30,16 +29,15 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
-from jaxclimate.core import struct
+from jaxclimate.core import optim, struct
 from jaxclimate.envs.climate_mitigation.env import ACTION_NVEC, HORIZON, NUM_LEVERS, ClimateMitigation, MitigationParams
 
 
 @dataclasses.dataclass(frozen=True)
 class PlannerConfig:
-    """Projected Adam ascent: ``iterations`` steps from ``learning_rate`` decaying to 1 % of it
-    (cosine), ``restarts`` random starting points, discount ``gamma`` per year (the paper's
+    """Projected Adam ascent (``core.optim.minimise_in_box`` on −W): ``iterations`` steps from
+    ``learning_rate`` decaying to 0.1 % of it (cosine), ``restarts`` random starting points, discount ``gamma`` per year (the paper's
     learners use 0.999)."""
 
     iterations: int = 400
@@ -100,10 +98,11 @@ def welfare(env: ClimateMitigation, params: MitigationParams, levers: Levers, ga
 
 
 def projected_gradient(env: ClimateMitigation, params: MitigationParams, levers: Levers, gamma: float) -> Levers:
-    """g_P = x − clip(x + ∇W(x), 0, x̄): zero at a maximum of W over the box."""
-    grad = jax.grad(lambda x: welfare(env, params, x, gamma))(levers)
+    """∇(−W) with the components on a bound of the box that point out of it zeroed
+    (``core.optim.projected_gradient``): zero at a maximum of W."""
+    grad = jax.grad(lambda x: -welfare(env, params, x, gamma))(levers)
     upper = upper_bounds(env, params)
-    return jax.tree_util.tree_map(lambda x, g, hi: x - jnp.clip(x + g, 0.0, hi), levers, grad, upper)
+    return optim.projected_gradient(levers, grad, jax.tree_util.tree_map(jnp.zeros_like, upper), upper)
 
 
 def constant_policy_welfare(env: ClimateMitigation, params: MitigationParams, gamma: float) -> tuple[np.ndarray, np.ndarray]:
@@ -117,22 +116,15 @@ def constant_policy_welfare(env: ClimateMitigation, params: MitigationParams, ga
 def optimise(env: ClimateMitigation, params: MitigationParams, key: jax.Array, config: PlannerConfig = PlannerConfig()) -> dict[str, Any]:
     """The planner's optimum: projected Adam ascent of W from ``config.restarts`` random points
     in the box, one compiled program. Returns the best levers, W per restart, the best W's
-    history over iterations and the largest entry of the projected gradient at the best point."""
+    history over iterations, and the projected gradient at the best point with its largest entry."""
     upper = upper_bounds(env, params)
-    schedule = optax.cosine_decay_schedule(config.learning_rate, config.iterations, alpha=0.01)
-    optimizer = optax.adam(schedule)
-    value_and_grad = jax.value_and_grad(lambda x: welfare(env, params, x, config.gamma))
+    lower = jax.tree_util.tree_map(jnp.zeros_like, upper)
 
     def ascend(start: Levers) -> tuple[Levers, jax.Array]:
-        def iteration(carry, _):
-            x, opt_state = carry
-            value, grad = value_and_grad(x)
-            updates, opt_state = optimizer.update(jax.tree_util.tree_map(jnp.negative, grad), opt_state, x)
-            x = jax.tree_util.tree_map(lambda v, hi: jnp.clip(v, 0.0, hi), optax.apply_updates(x, updates), upper)
-            return (x, opt_state), value
-
-        (x, _), history = jax.lax.scan(iteration, (start, optimizer.init(start)), None, length=config.iterations)
-        return x, history
+        x, history = optim.minimise_in_box(
+            lambda x: -welfare(env, params, x, config.gamma), start, lower, upper, iterations=config.iterations, learning_rate=config.learning_rate
+        )
+        return x, -history
 
     keys = jax.random.split(key, config.restarts)
     starts = jax.vmap(
@@ -154,5 +146,6 @@ def optimise(env: ClimateMitigation, params: MitigationParams, key: jax.Array, c
         "welfare": float(values[best]),
         "welfare_per_restart": np.asarray(values),
         "history": np.asarray(histories[best]),
+        "projected_gradient": gradient,
         "max_projected_gradient": float(max(jnp.max(jnp.abs(g)) for g in gradient)),
     }
