@@ -8,4 +8,5 @@
 * ``fit``        — surrogate training (CLI), resumable, orbax checkpoints.
 * ``weights_io`` — shipped weights with normalisation and dataset card.
 * ``engines``    — ``ClimateEngine``s: the surrogate (pure JAX) and CICERO-SCM (pure_callback).
+* ``modules``    — the climate-module protocol every economy uses; annual engines in multi-year steps.
 """

@@ -26,6 +26,9 @@ no solar or volcanic forcing), written as array code: one simulated year is
    temperature) and solved by elimination (:func:`tridiagonal_solve`); ``dT_glob_air`` is the mean
    of the sub-steps' air temperatures.
 
+Past 2075 (the end of the shipped inputs) every year-indexed input holds its 2075 value
+(:func:`_table_row`), an extension of ours for economies that run longer.
+
 What differs from ciceroscm is only the summation order of the history convolutions
 (rounding: ≤ 1e-14 K on SSP2-4.5 in float64). Everything runs under ``jit``, ``vmap`` and ``grad``.
 Reference behaviour and choices: docs/climate_mitigation.md §7.
@@ -278,6 +281,13 @@ class CiceroState(NamedTuple):
     year_index: jax.Array  # years simulated so far
 
 
+def _table_row(year_index: jax.Array) -> jax.Array:
+    """Row of the year-indexed inputs (1900..2075): years after 2075 hold the 2075 row, so
+    the model runs on past the scenario table with every uncontrolled input at its last value
+    (RICE-N's climate modules run it to 2114; docs/climate_modules.md)."""
+    return jnp.minimum(year_index, N_YEARS - 1)
+
+
 def _sigmoid(x, center, width):
     return 1.0 / (1.0 + jnp.exp(-((x - center) / width)))
 
@@ -477,7 +487,7 @@ class CiceroJAX:
 
     # -- 2. CH4 and N2O ---------------------------------------------------------------------------
     def _gases_year(self, state: CiceroState, em_ch4, em_n2o) -> CiceroState:
-        i, gas, f = state.year_index, self.constants.gas, self._fixed
+        i, gas, f = _table_row(state.year_index), self.constants.gas, self._fixed
         q_ch4 = (1.0 / gas["CH4"]["TAU1"]) * (1.0 - 0.32 * (jnp.log(state.ch4) - np.log(1751.0)) + f["ch4_other"][i])
         q_ch4 = q_ch4 + 1.0 / gas["CH4"]["TAU2"] + 1.0 / gas["CH4"]["TAU3"]
 
@@ -492,7 +502,7 @@ class CiceroJAX:
 
     # -- 3. forcing ----------------------------------------------------------------------------
     def _forcing(self, state: CiceroState, em_so2) -> dict[str, jax.Array]:
-        i, gas, f, q = state.year_index, self.constants.gas, self._fixed, self.constants.pamset_emiconc
+        i, gas, f, q = _table_row(state.year_index), self.constants.gas, self._fixed, self.constants.pamset_emiconc
         c, c0 = state.x_co2, state.co2_1900
         n, n0 = state.n2o, f["conc_n2o"][0]
         m, m0 = state.ch4, f["conc_ch4"][0]

@@ -21,6 +21,7 @@ earlier years are SSP2-4.5.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import jax
@@ -188,12 +189,26 @@ class CiceroEngine:
         return CiceroEngineState(emissions=emissions, year=state.year + 1), dT
 
 
+@lru_cache(maxsize=4)
+def _cicero_spin_up(start_year: int) -> tuple[Any, float]:
+    """CICERO-SCM in JAX run over SSP2-4.5 from 1900 to ``start_year`` − 1 in float64: the
+    state (NumPy leaves) and that year's dT_glob_air. Once per process and start year, shared
+    by the engines of every dtype."""
+    from jaxclimate.climate import cicero_jax
+
+    with cicero_jax.x64_context():
+        exact = cicero_jax.CiceroJAX(dtype=jnp.float64)
+        prefix = cicero.baseline_controllable()[: start_year - cicero.START_YEAR]
+        state, outputs = jax.jit(exact.run_years)(exact.zero_state(), prefix)
+        return jax.tree_util.tree_map(np.asarray, state), float(outputs["dT_glob_air"][-1])
+
+
 class CiceroJaxEngine:
     """CICERO-SCM itself in JAX (:mod:`jaxclimate.climate.cicero_jax`) as a climate engine:
     exact, ``jit``/``vmap``/``grad``-able, no host callback.
 
     The state at ``start_year`` (the model run over SSP2-4.5 from 1900) is computed once per
-    engine, in float64, and cast to the engine's ``dtype``; each ``step`` then simulates one
+    process and start year, in float64 (:func:`_cicero_spin_up`), and cast to the engine's ``dtype``; each ``step`` then simulates one
     year with the environment's global controllable emissions and returns ``dT_glob_air``.
     """
 
@@ -203,12 +218,7 @@ class CiceroJaxEngine:
         self.start_year = _check_start_year(start_year, cicero.START_YEAR + 1)
         self.dtype = jnp.dtype(dtype) if dtype is not None else jnp.zeros(()).dtype
         self.model = cicero_jax.CiceroJAX(dtype=self.dtype)
-        with cicero_jax.x64_context():
-            exact = cicero_jax.CiceroJAX(dtype=jnp.float64)
-            prefix = cicero.baseline_controllable()[: self.start_year - cicero.START_YEAR]
-            state, outputs = jax.jit(exact.run_years)(exact.zero_state(), prefix)
-            state = jax.tree_util.tree_map(np.asarray, state)
-            self._initial_temperature = float(outputs["dT_glob_air"][-1])
+        state, self._initial_temperature = _cicero_spin_up(self.start_year)
         self._initial = jax.tree_util.tree_map(lambda x: jnp.asarray(x, self.dtype if np.issubdtype(x.dtype, np.floating) else x.dtype), state)
 
     def init(self) -> Any:

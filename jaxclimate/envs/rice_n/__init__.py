@@ -1,7 +1,19 @@
 """RICE-N: 27-region climate–economy model with trade, tariffs and negotiation (reference behaviour: docs/rice_n.md)."""
 
-from jaxclimate.envs.rice_n.dynamics import RiceState
+from jaxclimate.envs.rice_n.climate import CLIMATE_MODULES
+from jaxclimate.envs.rice_n.dynamics import DiceClimate, RiceState
 from jaxclimate.envs.rice_n.env import GROUP, RiceN, replay, state_from_record, state_to_record
 from jaxclimate.envs.rice_n.params import RiceParams, rice_params
 
-__all__ = ["GROUP", "RiceN", "RiceParams", "RiceState", "replay", "rice_params", "state_from_record", "state_to_record"]
+__all__ = [
+    "CLIMATE_MODULES",
+    "GROUP",
+    "DiceClimate",
+    "RiceN",
+    "RiceParams",
+    "RiceState",
+    "replay",
+    "rice_params",
+    "state_from_record",
+    "state_to_record",
+]

@@ -7,6 +7,10 @@ of docs/rice_n.md that states how the original code implements them; where the t
 followed (docs/rice_n.md §13).
 
 Time: ``t`` is the 1-based activity-step counter *inside* the step (t = 1 for 2015→2020).
+
+The climate (steps H–I) is a climate module (:mod:`jaxclimate.climate.modules`):
+:class:`DiceClimate`, the reference's DICE-2016 boxes, unless the environment is built with
+another (:mod:`jaxclimate.envs.rice_n.climate`; docs/climate_modules.md).
 """
 
 from __future__ import annotations
@@ -18,9 +22,63 @@ import jax.numpy as jnp
 
 from jaxclimate.core import struct
 from jaxclimate.core.env import EnvState
-from jaxclimate.envs.rice_n.params import NUM_LEVELS, RiceParams
+from jaxclimate.envs.rice_n.params import NUM_LEVELS, START_YEAR, YEARS_PER_STEP, RiceParams
 
 Array = jax.Array
+
+
+# --- the climate: DICE-2016 boxes as a climate module (steps B, H–I; Eqs. 5, 10, 34) -----------
+
+
+@struct.dataclass
+class DiceClimateState:
+    """The DICE-2016 boxes after activity step ``step``: ``temperature`` (T_AT, T_LO) °C above
+    pre-industrial, ``carbon_mass`` (M_AT, M_UP, M_LO) GtC, ``forcing_exogenous`` F_EX(t) of
+    the last step (W m⁻², the reference's "global_exogenous_emissions")."""
+
+    temperature: Array
+    carbon_mass: Array
+    forcing_exogenous: Array
+    step: Array  # int32, t of the last activity step (0 at reset)
+
+
+class DiceClimate:
+    """RICE-N's own climate, the reference's DICE-2016 two-box model, as a climate module
+    (:class:`jaxclimate.climate.modules.ClimateModule`) of 5-year steps from 2015; every
+    coefficient is a leaf of :class:`RiceParams`. One step, with t = step + 1:
+
+        F_EX(t) = f0 + min(f1 − f0, (f1 − f0)/t_f·(t − 1))                         (Eq. 34's F_EX)
+        T' = Φ_T·T + B_T·(F_2x·log2(M_AT/M_AT,1750) + F_EX(t))   previous M_AT  (Eq. 34)
+        M' = Φ_M·M + B_M·Σ E,  E in GtCO2/yr, B_M[0] = Δ/3.666                   (Eq. 5)
+
+    and the temperature is T'_AT. This step's emissions reach the temperature one step later
+    (docs/rice_n.md §6 H–I)."""
+
+    years_per_step = YEARS_PER_STEP
+    start_year = START_YEAR
+
+    def init(self, params: RiceParams) -> DiceClimateState:
+        dtype = jnp.asarray(params.T_0).dtype
+        return DiceClimateState(
+            temperature=jnp.asarray(params.T_0),
+            carbon_mass=jnp.asarray(params.M_0, dtype),
+            forcing_exogenous=jnp.zeros((), dtype),
+            step=jnp.zeros((), jnp.int32),
+        )
+
+    def initial_temperature(self, params: RiceParams) -> Array:
+        return jnp.asarray(params.T_0)[0]
+
+    def step(self, state: DiceClimateState, emissions: Array, params: RiceParams) -> tuple[DiceClimateState, Array]:
+        t = state.step + 1
+        f_ex = exogenous_forcing(t.astype(state.temperature.dtype), params)
+        temperature = temperature_step(state.temperature, state.carbon_mass[0], f_ex, params)
+        total = (emissions[..., 0] + emissions[..., 1]).sum()  # Σ over regions of E_i (industrial + land)
+        carbon = carbon_step(state.carbon_mass, total, params)
+        return DiceClimateState(temperature=temperature, carbon_mass=carbon, forcing_exogenous=f_ex, step=t), temperature[0]
+
+
+DICE = DiceClimate()
 
 
 @struct.dataclass
@@ -28,16 +86,16 @@ class RiceState(EnvState):
     """The full RICE-N state (docs/rice_n.md §3). ``time`` is the env-step counter k; ``activity_step``
     is t. Per-region arrays are (N,), matrices (N, N) with the acting region on rows.
 
-    Dynamic state: ``temperature`` (T_AT, T_LO), ``carbon_mass`` (M_AT, M_UP, M_LO),
-    ``capital``, ``labor``, ``tfp``, ``intensity``, ``balance`` and ``tariffs`` (τ' chosen
-    at the last activity step; applied at the next). The other fields are the last activity
-    step's outputs, carried for the observation, and the negotiation state.
+    Dynamic state: ``climate`` (the climate module's state; :class:`DiceClimateState` by
+    default), ``capital``, ``labor``, ``tfp``, ``intensity``, ``balance`` and ``tariffs`` (τ'
+    chosen at the last activity step; applied at the next). ``temperature`` (T_AT, T_LO),
+    ``carbon_mass`` (M_AT, M_UP, M_LO) and ``forcing_exogenous`` read the climate state (what
+    the observation shows; docs/climate_modules.md for the other modules). The other fields
+    are the last activity step's outputs, carried for the observation, and the negotiation state.
     """
 
     activity_step: Array
-    temperature: Array
-    carbon_mass: Array
-    forcing_exogenous: Array  # F_EX(t), W m⁻² (the reference's "global_exogenous_emissions")
+    climate: Any
     land_emissions: Array  # E_L(t) per region, GtCO2/yr
     capital: Array
     labor: Array
@@ -70,18 +128,32 @@ class RiceState(EnvState):
     club_offer: Array  # (N, 2): (μ_min, τ_min) proposed by each region (club protocol)
     tariff_floor: Array  # (N, N): minimum tariff i must levy on j (club protocol)
 
+    @property
+    def temperature(self) -> Array:
+        """(T_AT, T_LO), °C above pre-industrial; T_AT drives the damages."""
+        return self.climate.temperature
 
-def initial_state(params: RiceParams, dtype: Any) -> RiceState:
-    """The reset state (docs/rice_n.md §3): T₀, M₀, K₀, L₀, A₀, σ₀; everything else 0."""
+    @property
+    def carbon_mass(self) -> Array:
+        """(M_AT, M_UP, M_LO), GtC."""
+        return self.climate.carbon_mass
+
+    @property
+    def forcing_exogenous(self) -> Array:
+        """F_EX(t), W m⁻² (the reference's "global_exogenous_emissions")."""
+        return self.climate.forcing_exogenous
+
+
+def initial_state(params: RiceParams, dtype: Any, climate: Any = DICE) -> RiceState:
+    """The reset state (docs/rice_n.md §3): the climate module's initial state (T₀, M₀ for
+    DICE-2016), K₀, L₀, A₀, σ₀; everything else 0."""
     n = params.num_regions
     zeros = jnp.zeros((n,), dtype)
     square = jnp.zeros((n, n), dtype)
     return RiceState(
         time=jnp.zeros((), jnp.int32),
         activity_step=jnp.zeros((), jnp.int32),
-        temperature=jnp.asarray(params.T_0, dtype),
-        carbon_mass=jnp.asarray(params.M_0, dtype),
-        forcing_exogenous=jnp.zeros((), dtype),
+        climate=climate.init(struct.cast_numeric(params, dtype)),
         land_emissions=jnp.zeros((), dtype),
         capital=jnp.asarray(params.K_0, dtype),
         labor=jnp.asarray(params.L_0, dtype),
@@ -189,10 +261,14 @@ def armington_consumption(domestic: Array, tariffed_imports: Array, p: RiceParam
 
     X̂^λ is computed as exp(λ·log X̂) (X̂ ≥ 0, λ > 0; X̂ = 0 gives exp(−∞) = 0): the N×N
     powers are the step's largest cost, and XLA's general ``pow`` (signs, integer
-    exponents, ...) is ~1.5× slower on CPU; the two agree to a few ulps."""
+    exponents, ...) is ~1.5× slower on CPU; the two agree to a few ulps. Where X̂ = 0 the power
+    is set to 0 directly, with log taken of 1 instead: the same values, and a zero gradient
+    there instead of 0·∞ = NaN (gradients through an economy without trade, the planner's)."""
     n = domestic.shape[-1]
     lam = p.armington_sub_rate
-    foreign = p.armington_for_total / (n - 1) * jnp.exp(lam * jnp.log(tariffed_imports)).sum(axis=1)
+    traded = tariffed_imports > 0
+    powered = jnp.where(traded, jnp.exp(lam * jnp.log(jnp.where(traded, tariffed_imports, 1.0))), 0.0)
+    foreign = p.armington_for_total / (n - 1) * powered.sum(axis=1)
     return jnp.power(p.armington_dom_pref * jnp.power(domestic, lam) + foreign, 1.0 / lam)
 
 
@@ -261,18 +337,17 @@ def decode_activity(levels: Array, num_regions: int, dtype: Any) -> dict[str, Ar
     }
 
 
-def activity_step(state: RiceState, rates: dict[str, Array], p: RiceParams) -> RiceState:
+def activity_step(state: RiceState, rates: dict[str, Array], p: RiceParams, climate: Any = DICE) -> RiceState:
     """One 5-year activity step in the reference's order (docs/rice_n.md §6 A–K); ``rates`` as from
-    :func:`decode_activity` (after any protocol enforcement). Advances ``activity_step``,
-    not ``time``."""
+    :func:`decode_activity` (after any protocol enforcement); ``climate`` the climate module
+    (steps H–I; the DICE-2016 boxes by default). Advances ``activity_step``, not ``time``."""
     n = state.capital.shape[-1]
     t = state.activity_step + 1
     tf = t.astype(state.capital.dtype)
     s, mu = rates["savings"], rates["mitigation"]
     mu = jnp.where(p.enforce_minimum_mitigation, jnp.maximum(mu, state.minimum_mitigation), mu)  # docs/rice_n.md §14.1 #3
 
-    # B: exogenous terms
-    f_ex = exogenous_forcing(tf, p)
+    # B: exogenous terms (F_EX is the DICE climate module's)
     e_land = land_emissions(tf, p, n)
     # C: production and output (previous T, K, L, A, σ)
     theta1 = mitigation_cost(tf, state.intensity, p)
@@ -293,17 +368,16 @@ def activity_step(state: RiceState, rates: dict[str, Array], p: RiceParams) -> R
     u = utility(consumption, state.labor, p)
     # G: trade balance (Eq. 57)
     balance = balance + p.Delta * (exports - imports)
-    # H–I: climate (previous M_AT and T; this step's emissions act one step later)
-    temperature = temperature_step(state.temperature, state.carbon_mass[0], f_ex, p)
-    emissions = industrial_emissions(state.intensity, mu, gross) + e_land
-    carbon = carbon_step(state.carbon_mass, emissions.sum(), p)
+    # H–I: climate, from this step's emissions per region (GtCO2/yr: industrial, land). DICE
+    # uses the previous M_AT and T, so these emissions act one step later.
+    industrial = industrial_emissions(state.intensity, mu, gross)
+    emissions = jnp.stack([industrial, jnp.broadcast_to(e_land, industrial.shape)], axis=-1)
+    climate_state, _ = climate.step(state.climate, emissions, p)
     # J: slow variables
     retention = capital_retention(p)
     return state.replace(
         activity_step=t,
-        temperature=temperature,
-        carbon_mass=carbon,
-        forcing_exogenous=f_ex,
+        climate=climate_state,
         land_emissions=e_land,
         capital=retention * state.capital + p.Delta * investment,
         labor=labor_step(state.labor, p),

@@ -14,6 +14,9 @@ observation rebuilt from a recorded state equals the recorded one bit for bit.
 ``action_mask(group, state, params)`` gives the negotiation masks in the padded-logits layout
 IPPO uses; ``flat_action_mask`` the reference's flat 570/1164-entry layout.
 
+The climate is a climate module (``climate=``: ``"dice"``, the reference's DICE-2016 boxes, by
+default; ``"cicero-jax"`` or ``"gru"`` for CICERO-SCM or its surrogate; docs/climate_modules.md).
+
 Stepping a level outside the action space is not checked inside the jitted step (the
 reference's evaluation needs level 10 = rate 1.0); ``action_space(...).contains`` rejects it.
 :func:`replay` plays a recorded action sequence and returns the state history keyed as the
@@ -34,13 +37,12 @@ from jaxclimate.core.factored import FactoredBox, FactoredObs
 from jaxclimate.core.precision import exact_divide
 from jaxclimate.core.spaces import Box, MultiDiscrete
 from jaxclimate.envs.rice_n import negotiation
-from jaxclimate.envs.rice_n.dynamics import RiceState, activity_step, decode_activity, initial_state
+from jaxclimate.envs.rice_n.climate import climate_module
+from jaxclimate.envs.rice_n.dynamics import DiceClimateState, RiceState, activity_step, decode_activity, initial_state
 from jaxclimate.envs.rice_n.params import NUM_REGIONS, RiceParams, check_regions, load_data, rice_params
 
 GROUP = "regions"
 OBSERVATION_LAYOUTS = ("flat", "factored")
-START_YEAR = 2015
-YEARS_PER_STEP = 5
 
 #: Observation normalisers (docs/rice_n.md §9.1), one per state field.
 NORMS = {key: float(v) for key, v in load_data()["observation_norms"].items()}
@@ -151,6 +153,10 @@ class RiceN(Environment[RiceState, RiceParams]):
             tariffs) stored once per env and each region's own 36 (one-hot, private; plus its
             negotiation features) — 14× less to write per step at 27 regions, the same
             information (``observation_space(GROUP).flatten(obs)`` gives the flat one bit for bit).
+        climate: the climate module (docs/climate_modules.md): ``"dice"`` (default, the
+            reference's DICE-2016 boxes), ``"cicero-jax"`` (CICERO-SCM in JAX, multi-gas) or
+            ``"gru"`` (its shipped surrogate), or a climate-module object with 5-year steps
+            from 2015. The observation keeps its layout under every module.
     """
 
     def __init__(
@@ -161,6 +167,7 @@ class RiceN(Environment[RiceState, RiceParams]):
         num_activity_steps: int = 20,
         mask_ignored_heads: bool = False,
         observation: str = "flat",
+        climate: Any = "dice",
     ):
         self.protocol = negotiation.check_protocol(protocol)
         self.regions = check_regions(regions)
@@ -175,6 +182,8 @@ class RiceN(Environment[RiceState, RiceParams]):
         self.observation_layout = observation
         self.factored = observation == "factored"
         self.dtype = dtype
+        self.climate_name = climate if isinstance(climate, str) else type(climate).__name__
+        self.climate = climate_module(climate, dtype)
         self.num_activity_steps = int(num_activity_steps)
         self.mask_ignored_heads = bool(mask_ignored_heads)
         self.negotiation_on = self.protocol != "none"
@@ -184,7 +193,7 @@ class RiceN(Environment[RiceState, RiceParams]):
         self.nvec = negotiation.action_nvec(self.protocol, n)
         self.stage_slices = negotiation.stage_slices(self.protocol, n)
         self._action_space = MultiDiscrete(self.nvec)
-        start = initial_state(self._params(), dtype)
+        start = initial_state(self._params(), dtype, self.climate)
         shared_dim = int(self._shared_features(start).shape[-1])
         own_dim = sum(int(x.shape[-1]) for x in self._own_features(start))
         self.obs_dim = shared_dim + own_dim
@@ -204,7 +213,9 @@ class RiceN(Environment[RiceState, RiceParams]):
     @property
     def name(self) -> str:
         suffix = "" if self.protocol == "none" else f"-{self.protocol}"
-        return f"rice-n{suffix}" + ("" if self.num_regions == NUM_REGIONS else f"[{self.num_regions} regions]")
+        regions = "" if self.num_regions == NUM_REGIONS else f"[{self.num_regions} regions]"
+        climate = "" if self.climate_name == "dice" else f"[{self.climate_name}]"
+        return f"rice-n{suffix}{regions}{climate}"
 
     @property
     def default_params(self) -> RiceParams:
@@ -212,7 +223,7 @@ class RiceN(Environment[RiceState, RiceParams]):
 
     # --- dynamics ---------------------------------------------------------------------------
     def reset_env(self, key: jax.Array, params: RiceParams) -> tuple[dict, RiceState]:
-        state = initial_state(params, self.dtype)
+        state = initial_state(params, self.dtype, self.climate)
         return {GROUP: self._observe(state)}, state
 
     def step_env(self, key: jax.Array, state: RiceState, actions: dict, params: RiceParams):
@@ -237,7 +248,7 @@ class RiceN(Environment[RiceState, RiceParams]):
             rates = decode_activity(lv, self.num_regions, self.dtype)
             if self.protocol == "club":
                 rates = negotiation.club_enforce(rates, s)
-            return activity_step(s, rates, p)
+            return activity_step(s, rates, p, self.climate)
 
         state = negotiation.stage_step(self.protocol, stage, state, levels, params, activity)
         is_activity = stage == 0
@@ -352,7 +363,8 @@ def state_to_record(state: RiceState) -> dict[str, jax.Array]:
 
 def state_from_record(record: Mapping[str, Any], row: int, dtype: Any = "float64") -> RiceState:
     """Build a :class:`RiceState` from row ``row`` of a recorded episode (``state__*`` arrays of
-    a golden file, with or without the prefix). Needed for one-step (teacher-forced) checks."""
+    a golden file, with or without the prefix). Needed for one-step (teacher-forced) checks.
+    The reference records DICE-2016 episodes: the state's climate is a :class:`DiceClimateState`."""
 
     def get(key: str) -> np.ndarray:
         for name in (f"state__{key}", key):
@@ -364,9 +376,12 @@ def state_from_record(record: Mapping[str, Any], row: int, dtype: Any = "float64
     for key in _TRAILING_AXIS:  # the record's (…, 1) columns
         values[RECORD_KEYS[key]] = values[RECORD_KEYS[key]][..., 0]
     n = values["capital"].shape[0]
+    activity = jnp.asarray(get("activity_timestep").reshape(()), jnp.int32)
+    climate = DiceClimateState(step=activity, **{f: values.pop(f) for f in ("temperature", "carbon_mass", "forcing_exogenous")})
     return RiceState(
         time=jnp.asarray(get("timestep").reshape(()), jnp.int32),
-        activity_step=jnp.asarray(get("activity_timestep").reshape(()), jnp.int32),
+        activity_step=activity,
+        climate=climate,
         club_offer=jnp.zeros((n, 2), dtype),
         tariff_floor=jnp.zeros((n, n), dtype),
         **values,
@@ -383,7 +398,7 @@ def replay(env: RiceN, actions: Any, params: RiceParams | None = None, state: Ri
     if actions.ndim != 3 or actions.shape[1:] != (env.num_regions, env.nvec.size):
         raise ValueError(f"replay: actions must have shape (steps, {env.num_regions}, {env.nvec.size}), got {actions.shape}")
     if state is None:
-        state = initial_state(params, env.dtype)
+        state = initial_state(params, env.dtype, env.climate)
     history = _replay_jit(env, actions, params, state)
     return jax.tree_util.tree_map(np.asarray, history)
 

@@ -20,6 +20,8 @@ from jaxclimate.core.env import EnvParams
 
 NUM_REGIONS = 27
 NUM_LEVELS = 10  # action value = level / 10 (docs/rice_n.md §5)
+START_YEAR = 2015
+YEARS_PER_STEP = 5  # Δ of an activity step
 #: Per-region inputs that differ between regions (docs/rice_n.md §4.4).
 REGIONAL_KEYS = ("A_0", "K_0", "L_0", "L_a", "l_g", "g_A", "delta_A", "sigma_0")
 DEBT_RATIO_FORMULAS = ("head", "2022")
