@@ -1,19 +1,31 @@
 """The cooperative optimum by gradient, beside the constant policies and the learned ones.
 
-    python baselines/cooperative_optimum.py                      # the climate game, scenario (ii), both engines
-    python baselines/cooperative_optimum.py --engines cicero-jax --iterations 600 --restarts 8
+    python baselines/cooperative_optimum.py                      # both systems, every engine / climate module
+    python baselines/cooperative_optimum.py --systems rice-n --modules dice
+    python baselines/cooperative_optimum.py --systems game --engines cicero-jax --iterations 600 --restarts 8
 
-The climate game (``jaxclimate/envs/climate_mitigation/planner.py``): one planner sets every
+**The climate game** (``jaxclimate/envs/climate_mitigation/planner.py``): one planner sets every
 country's levers in every year, continuously within the levels' range, to maximise the sum of
 the countries' discounted returns (γ = 0.999, the paper's learners'), by projected Adam through
 the whole episode, the climate engine included, several restarts ``vmap``ped, one compiled
-program per engine. Reported per engine: the planner's welfare and its largest projected-
-gradient entry (zero at a maximum), business as usual (no lever), the best constant discrete
-policy of the 3⁴ grid, and — on the GRU surrogate, the engine it was trained on — the IPPO
-policy of ``baselines/results/climate_mitigation_ii.json``, with the share of the gap from
-business as usual to the planner that each closes. Returns are compared undiscounted (the
-episode returns training logs), the optimisation uses γ. Results go to
-``baselines/results/cooperative_optimum_climate_game.json`` and a figure beside it.
+program per engine. Reported per engine: the planner's welfare and its projected gradient
+(zero at a maximum), business as usual (no lever), the best constant discrete policy of the 3⁴
+grid, and — on the GRU surrogate, the engine it was trained on — the IPPO policy of
+``baselines/results/climate_mitigation_ii.json``, with the share of the gap from business as
+usual to the planner that each closes. Returns are compared undiscounted (the episode returns
+training logs), the optimisation uses γ.
+
+**RICE-N** (``jaxclimate/envs/rice_n/planner.py``): the planner sets every region's savings and
+mitigation rate at every activity step (no trade, as the paper's constant policies) to maximise
+global welfare discounted at the model's ρ, under each climate module (DICE-2016, CICERO-SCM in
+JAX, the GRU surrogate). Reported per module: the planner on the paper's index plane beside the
+11 × 11 constant policies (their Pareto front and hypervolume, and the hypervolume with the
+planner added), business as usual (s 0.2, μ 0), and — under DICE, the module they were trained
+on — the learned policies of ``baselines/results/rice_n.json`` per negotiation protocol, with
+the share of the gap in return from business as usual to the planner that each closes.
+
+Results go to ``baselines/results/cooperative_optimum_{climate_game,rice_n}.json`` and a figure
+beside each.
 """
 
 from __future__ import annotations
@@ -38,14 +50,20 @@ from jaxclimate import make  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.envs.climate_mitigation import planner  # noqa: E402
 from jaxclimate.envs.climate_mitigation.env import LEVER_NAMES, START_YEAR  # noqa: E402
+from jaxclimate.envs.rice_n import evaluation as rice_evaluation  # noqa: E402
+from jaxclimate.envs.rice_n import planner as rice_planner  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 LEARNED = RESULTS / "climate_mitigation_ii.json"
+RICE_LEARNED = RESULTS / "rice_n.json"
+BAU_RATES = (0.2, 0.0)  # RICE-N's business as usual: 20 % savings, no abatement
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scenario", default="ii", choices=["i", "ii"])
+    p.add_argument("--systems", nargs="+", default=["game", "rice-n"], choices=["game", "rice-n"])
+    p.add_argument("--scenario", default="ii", choices=["i", "ii"], help="the climate game's scenario")
+    p.add_argument("--modules", nargs="+", default=["dice", "cicero-jax", "gru"], help="RICE-N's climate modules")
     p.add_argument("--engines", nargs="+", default=["gru", "cicero-jax"], choices=["gru", "lstm", "tcn", "cicero-jax"])
     p.add_argument("--iterations", type=int, default=1000)
     p.add_argument("--restarts", type=int, default=4)
@@ -150,9 +168,7 @@ def plot(record: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def main(argv=None) -> dict:
-    args = parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+def game(args) -> dict:
     rows = []
     for engine in args.engines:
         print(f"planner on the climate game ({args.scenario}), engine {engine} ...", flush=True)
@@ -179,6 +195,146 @@ def main(argv=None) -> dict:
     if not args.no_plot:
         plot(record, args.out / f"{stem}.png")
     return record
+
+
+# --- RICE-N ----------------------------------------------------------------------------------
+
+
+def _rice_outcome(env, params, rates: rice_planner.Rates) -> dict:
+    """A RICE-N policy's measures, with its undiscounted return per region (what training logs)."""
+    run = jax.jit(lambda r: rice_planner.episode(env, params, r))(rates)
+    outcome = rice_planner.metrics(env, params, rates)
+    outcome["return_per_region"] = float(np.sum(np.asarray(run["utility"], np.float64)) / env.num_regions)
+    return outcome
+
+
+def _constant_grid(env, params) -> list[dict]:
+    """The paper's 11 × 11 constant policies (savings, mitigation levels 0..10), one program."""
+    levels = np.arange(11) / 10
+    grid = np.array([(s, m) for s in levels for m in levels])
+    runs = jax.jit(jax.vmap(lambda s, m: rice_planner.episode(env, params, rice_planner.constant_rates(env, s, m))))(*jnp.asarray(grid, env.dtype).T)
+    temperature, output = np.asarray(runs["temperature"], np.float64), np.asarray(runs["output"], np.float64)
+    delta_t, total_output = temperature[:, -1] - temperature[:, 0], output.sum(axis=(1, 2))
+    return [
+        {
+            "savings": float(s),
+            "mitigation": float(m),
+            "welfare": float(np.sum(np.asarray(runs["welfare"][i], np.float64))),
+            "return_per_region": float(np.sum(np.asarray(runs["utility"][i], np.float64)) / env.num_regions),
+            "delta_t": float(delta_t[i]),
+            "climate_index": float(rice_evaluation.climate_index(delta_t[i], rounded=False)),
+            "economic_index": float(rice_evaluation.economic_index(total_output[i], rounded=False)),
+        }
+        for i, (s, m) in enumerate(grid)
+    ]
+
+
+def rice_row(module: str, args) -> dict:
+    env, params = make("rice-n", climate=module)
+    config = rice_planner.PlannerConfig(iterations=args.iterations, restarts=args.restarts, learning_rate=args.learning_rate)
+    start = time.perf_counter()
+    found = rice_planner.optimise(env, params, jax.random.PRNGKey(args.seed), config)
+    wall = time.perf_counter() - start
+    grid = _constant_grid(env, params)
+    points = np.array([[g["climate_index"], g["economic_index"]] for g in grid])
+    optimum = _rice_outcome(env, params, found["rates"])
+    row = {
+        "module": module,
+        "planner": {
+            **optimum,
+            "welfare_per_restart": found["welfare_per_restart"].tolist(),
+            "max_projected_gradient": found["max_projected_gradient"],
+            "savings_by_step": np.asarray(found["rates"].savings).mean(axis=1).tolist(),
+            "mitigation_by_step": np.asarray(found["rates"].mitigation).mean(axis=1).tolist(),
+            "seconds": wall,
+        },
+        "business_as_usual": _rice_outcome(env, params, rice_planner.constant_rates(env, *BAU_RATES)),
+        "best_constant": max(grid, key=lambda g: g["welfare"]),
+        "constants": grid,
+        "hypervolume_constants": rice_evaluation.hypervolume(points),
+        "hypervolume_with_planner": rice_evaluation.hypervolume(np.vstack([points, [[optimum["climate_index"], optimum["economic_index"]]]])),
+    }
+    if module == "dice" and RICE_LEARNED.exists():
+        row["learned"] = {
+            r["protocol"]: {
+                "return_per_region": float(np.mean(r["mean_episode_return_last_update"])),
+                "points": r["points"],
+                "hypervolume": r["hypervolume"],
+            }
+            for r in json.loads(RICE_LEARNED.read_text())["results"]
+        }
+    lo, hi = row["business_as_usual"]["return_per_region"], optimum["return_per_region"]
+    for entry in [row["best_constant"], *row.get("learned", {}).values()]:
+        entry["gap_closed"] = (entry["return_per_region"] - lo) / (hi - lo)
+    return row
+
+
+def plot_rice(record: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = record["modules"]
+    fig, axes = plt.subplots(1, len(rows), figsize=(6 * len(rows), 5), squeeze=False)
+    for ax, row in zip(axes[0], rows):
+        points = np.array([[g["climate_index"], g["economic_index"]] for g in row["constants"]])
+        ax.scatter(*points.T, s=10, c="lightgrey", label="constant policies (s, μ)")
+        front = rice_evaluation.pareto_front(points)
+        ax.plot(*front[np.argsort(front[:, 0])].T, "k-", lw=0.8, label=f"their Pareto front, HV {row['hypervolume_constants']:.3f}")
+        bau = row["business_as_usual"]
+        ax.scatter(bau["climate_index"], bau["economic_index"], marker="s", c="tab:grey", s=60, label="business as usual (s 0.2, μ 0)")
+        for protocol, learned in row.get("learned", {}).items():
+            ax.scatter(*np.asarray(learned["points"]).T, marker="^", s=50, label=f"IPPO, {protocol} (seeds)")
+        p = row["planner"]
+        ax.scatter(
+            p["climate_index"],
+            p["economic_index"],
+            marker="*",
+            s=250,
+            c="tab:red",
+            label=f"planner (HV with it {row['hypervolume_with_planner']:.3f})",
+        )
+        ax.set(xlabel="climate index (DICE normalisation)", ylabel="economic index", title=f"RICE-N, climate module {row['module']}")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def rice_n(args) -> dict:
+    rows = []
+    for module in args.modules:
+        print(f"planner on RICE-N, climate module {module} ...", flush=True)
+        rows.append(rice_row(module, args))
+        p, b = rows[-1]["planner"], rows[-1]["business_as_usual"]
+        print(
+            f"  planner W {p['welfare']:.3f} (max projected gradient {p['max_projected_gradient']:.1e}), return/region {p['return_per_region']:.3f}, "
+            f"ΔT {p['delta_t']:.2f} K, indices ({p['climate_index']:.3f}, {p['economic_index']:.3f}); "
+            f"business as usual W {b['welfare']:.3f}, ΔT {b['delta_t']:.2f} K",
+            flush=True,
+        )
+    record = {
+        "protocol": "none (no trade: every entry but savings and mitigation 0, as the constant policies)",
+        "welfare": "Σ_t Σ_i U_i,t / (1 + ρ)^(Δ·t), ρ = 0.015, Δ = 5",
+        "iterations": args.iterations,
+        "restarts": args.restarts,
+        "learning_rate": args.learning_rate,
+        "device": jax.devices()[0].device_kind,
+        "jax": jax.__version__,
+        "modules": rows,
+    }
+    atomic_write_text(args.out / "cooperative_optimum_rice_n.json", json.dumps(record, indent=1) + "\n")
+    if not args.no_plot:
+        plot_rice(record, args.out / "cooperative_optimum_rice_n.png")
+    return record
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    systems = {"game": game, "rice-n": rice_n}
+    return {name: systems[name](args) for name in args.systems}
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from jaxclimate.climate import cicero, cicero_jax, modules
 from jaxclimate.core import struct
 from jaxclimate.envs.rice_n import RiceN, replay
 from jaxclimate.envs.rice_n.dynamics import activity_step, initial_state
-from jaxclimate.testing import check_env
 
 BAU = {"savings": 2, "mitigation": 0}  # business as usual: no abatement, 20 % savings
 
@@ -100,15 +99,6 @@ def test_temperature_2100_falls_with_mitigation_and_the_derivative_flows(climate
     else:
         slope = jax.jit(jax.grad(temperature_2100))(jnp.float32(0.5))
     assert np.isfinite(float(slope)) and float(slope) < -1.0  # K per unit of mitigation rate
-
-
-@pytest.mark.slow
-def test_check_env_under_cicero_jax(x64):
-    # float64 and a few regions as test_env.py's check (docs/rice_n.md §15); one step each:
-    # the eager check runs CICERO-SCM's 5 × 36 sub-steps op by op
-    env, params = make("rice-n", climate="cicero-jax", regions=[0, 5, 12, 20], num_activity_steps=2, dtype="float64")
-    assert env.name == "rice-n[4 regions][cicero-jax]"
-    check_env(env, params.replace(max_steps=2), num_steps=1)
 
 
 def test_module_protocol_attributes():
