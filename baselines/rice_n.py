@@ -4,6 +4,7 @@ economic indices with the hypervolume of the resulting points.
 
     python baselines/rice_n.py                       # both protocols, 3 seeds, defaults below
     python baselines/rice_n.py --steps 200000 --hidden 256
+    python baselines/rice_n.py --climate cicero-jax --out baselines/results/rice_n_cicero_jax.json
 
 Setting (as the reference's baseline, docs/rice_n.md §12, where the CPU budget allows): one shared MLP
 (the observation carries the region one-hot; IPPO adds an agent id), one categorical head per
@@ -45,7 +46,7 @@ RESULTS = Path(__file__).parent / "results"
 
 
 def train_protocol(protocol: str, args) -> dict:
-    env, params = make("rice-n", protocol=protocol, mask_ignored_heads=args.mask_ignored_heads, observation=args.observation)
+    env, params = make("rice-n", protocol=protocol, mask_ignored_heads=args.mask_ignored_heads, observation=args.observation, climate=args.climate)
     config = IPPOConfig(
         total_timesteps=args.steps,
         num_envs=args.envs,
@@ -148,6 +149,12 @@ def main(argv=None) -> dict:
         default="flat",
         help="factored: the features all regions share kept once per env in the rollout buffer and "
         "multiplied once per env by the first layer (same policy class; minibatches of whole envs)",
+    )
+    p.add_argument(
+        "--climate",
+        default="dice",
+        choices=["dice", "cicero-jax", "gru"],
+        help="the climate module (docs/climate_modules.md); dice is the reference's",
     )
     p.add_argument("--out", type=Path, default=RESULTS / "rice_n.json")
     args = p.parse_args(argv)
