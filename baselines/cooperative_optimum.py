@@ -20,9 +20,10 @@ mitigation rate at every activity step (no trade, as the paper's constant polici
 global welfare discounted at the model's ρ, under each climate module (DICE-2016, CICERO-SCM in
 JAX, the GRU surrogate). Reported per module: the planner on the paper's index plane beside the
 11 × 11 constant policies (their Pareto front and hypervolume, and the hypervolume with the
-planner added), business as usual (s 0.2, μ 0), and — under DICE, the module they were trained
-on — the learned policies of ``baselines/results/rice_n.json`` per negotiation protocol, with
-the share of the gap in return from business as usual to the planner that each closes.
+planner added), business as usual (s 0.2, μ 0), and the learned policies of
+``baselines/rice_n.py`` per negotiation protocol, trained under the same climate module (its
+``--climate`` records), with the share of the gap in return from business as usual to the
+planner that each closes. Modules run later join the rows of those run before.
 
 Results go to ``baselines/results/cooperative_optimum_{climate_game,rice_n}.json`` and a figure
 beside each.
@@ -55,7 +56,6 @@ from jaxclimate.envs.rice_n import planner as rice_planner  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 LEARNED = RESULTS / "climate_mitigation_ii.json"
-RICE_LEARNED = RESULTS / "rice_n.json"
 BAU_RATES = (0.2, 0.0)  # RICE-N's business as usual: 20 % savings, no abatement
 
 
@@ -229,6 +229,12 @@ def _constant_grid(env, params) -> list[dict]:
     ]
 
 
+def learned_rice_n(module: str) -> Path:
+    """The record of ``baselines/rice_n.py`` for a climate module (``--climate``): the learned
+    policies the planner is compared with, trained under the same climate."""
+    return RESULTS / ("rice_n.json" if module == "dice" else f"rice_n_{module.replace('-', '_')}.json")
+
+
 def rice_row(module: str, args) -> dict:
     env, params = make("rice-n", climate=module)
     config = rice_planner.PlannerConfig(iterations=args.iterations, restarts=args.restarts, learning_rate=args.learning_rate)
@@ -254,14 +260,16 @@ def rice_row(module: str, args) -> dict:
         "hypervolume_constants": rice_evaluation.hypervolume(points),
         "hypervolume_with_planner": rice_evaluation.hypervolume(np.vstack([points, [[optimum["climate_index"], optimum["economic_index"]]]])),
     }
-    if module == "dice" and RICE_LEARNED.exists():
+    learned_file = learned_rice_n(module)
+    if learned_file.exists():
+        row["learned_record"] = str(learned_file.relative_to(RESULTS.parent.parent))
         row["learned"] = {
             r["protocol"]: {
                 "return_per_region": float(np.mean(r["mean_episode_return_last_update"])),
                 "points": r["points"],
                 "hypervolume": r["hypervolume"],
             }
-            for r in json.loads(RICE_LEARNED.read_text())["results"]
+            for r in json.loads(learned_file.read_text())["results"]
         }
     lo, hi = row["business_as_usual"]["return_per_region"], optimum["return_per_region"]
     for entry in [row["best_constant"], *row.get("learned", {}).values()]:
@@ -324,7 +332,15 @@ def rice_n(args) -> dict:
         "jax": jax.__version__,
         "modules": rows,
     }
-    atomic_write_text(args.out / "cooperative_optimum_rice_n.json", json.dumps(record, indent=1) + "\n")
+    path = args.out / "cooperative_optimum_rice_n.json"
+    if path.exists():  # modules run earlier (with these settings) keep their rows
+        earlier = json.loads(path.read_text())
+        if all(earlier.get(k) == record[k] for k in ("iterations", "restarts", "learning_rate")):
+            ran = {row["module"] for row in rows}
+            record["modules"] = [r for r in earlier["modules"] if r["module"] not in ran] + rows
+            order = {m: i for i, m in enumerate(("dice", "cicero-jax", "gru"))}
+            record["modules"].sort(key=lambda r: order.get(r["module"], len(order)))
+    atomic_write_text(path, json.dumps(record, indent=1) + "\n")
     if not args.no_plot:
         plot_rice(record, args.out / "cooperative_optimum_rice_n.png")
     return record
