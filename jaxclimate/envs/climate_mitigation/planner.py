@@ -3,12 +3,12 @@
 One planner sets every country's levers in every year to maximise the sum of the countries'
 discounted returns — what the independent learners would reach if they acted as one:
 
-    W(x) = Σ_i Σ_{t<H} γ^t · r_i,t(x),    x = (k, p),  k ∈ [0, k̄]^{H×N×3},  p ∈ [0, p̄]^{H×N}
+    W(x) = Σ_i Σ_{t<H} γ^t · r_i,t(x),    x = (k, p),  k ∈ [k̲, k̄]^{H×N×3},  p ∈ [p̲, p̄]^{H×N}
 
 with r the game's reward (paper Eqs. 28–33: damages c^c·ψ·ΔT⁴·(1 − P), quadratic lever costs,
 linear adaptation cost, and the 15-year look-ahead inside the last year's reward), H = 35
-decision years, k̄ and p̄ the largest effort and adaptation levels (1 and 0.08 by default): the
-planner's levers are continuous within the range the learners' discrete levels span.
+decision years, k̲, k̄ and p̲, p̄ the smallest and largest effort and adaptation levels (0 and 1,
+0 and 0.08 by default): the planner's levers are continuous within the range the learners' discrete levels span.
 
 W is differentiable through the whole episode — the emissions, the climate engine (CICERO-SCM
 in JAX, or a surrogate) and the look-ahead — so it is maximised by projected gradient ascent
@@ -62,11 +62,20 @@ class Levers(NamedTuple):
     adaptation: jax.Array
 
 
+def bounds(env: ClimateMitigation, params: MitigationParams) -> tuple[Levers, Levers]:
+    """The box's corners: the smallest and largest effort and adaptation levels, in every year and country."""
+    n, dt = env.num_agents, env.dtype
+    effort_levels, adaptation_levels = jnp.asarray(params.effort_levels, dt), jnp.asarray(params.adaptation_levels, dt)
+
+    def corner(pick):
+        return Levers(jnp.full((HORIZON, n, NUM_LEVERS), pick(effort_levels)), jnp.full((HORIZON, n), pick(adaptation_levels)))
+
+    return corner(jnp.min), corner(jnp.max)
+
+
 def upper_bounds(env: ClimateMitigation, params: MitigationParams) -> Levers:
     """The box's upper corner: the largest effort and adaptation levels, in every year and country."""
-    n, dt = env.num_agents, env.dtype
-    efforts = jnp.full((HORIZON, n, NUM_LEVERS), jnp.max(jnp.asarray(params.effort_levels, dt)))
-    return Levers(efforts, jnp.full((HORIZON, n), jnp.max(jnp.asarray(params.adaptation_levels, dt))))
+    return bounds(env, params)[1]
 
 
 def constant_levers(env: ClimateMitigation, params: MitigationParams, levels: Any) -> Levers:
@@ -101,8 +110,7 @@ def projected_gradient(env: ClimateMitigation, params: MitigationParams, levers:
     """∇(−W) with the components on a bound of the box that point out of it zeroed
     (``core.optim.projected_gradient``): zero at a maximum of W."""
     grad = jax.grad(lambda x: -welfare(env, params, x, gamma))(levers)
-    upper = upper_bounds(env, params)
-    return optim.projected_gradient(levers, grad, jax.tree_util.tree_map(jnp.zeros_like, upper), upper)
+    return optim.projected_gradient(levers, grad, *bounds(env, params))
 
 
 def constant_policy_welfare(env: ClimateMitigation, params: MitigationParams, gamma: float) -> tuple[np.ndarray, np.ndarray]:
@@ -117,8 +125,7 @@ def optimise(env: ClimateMitigation, params: MitigationParams, key: jax.Array, c
     """The planner's optimum: projected Adam ascent of W from ``config.restarts`` random points
     in the box, one compiled program. Returns the best levers, W per restart, the best W's
     history over iterations, and the projected gradient at the best point with its largest entry."""
-    upper = upper_bounds(env, params)
-    lower = jax.tree_util.tree_map(jnp.zeros_like, upper)
+    lower, upper = bounds(env, params)
 
     def ascend(start: Levers) -> tuple[Levers, jax.Array]:
         x, history = optim.minimise_in_box(
@@ -128,7 +135,9 @@ def optimise(env: ClimateMitigation, params: MitigationParams, key: jax.Array, c
 
     keys = jax.random.split(key, config.restarts)
     starts = jax.vmap(
-        lambda k: jax.tree_util.tree_map(lambda hi, kk: hi * jax.random.uniform(kk, hi.shape, hi.dtype), upper, Levers(*jax.random.split(k)))
+        lambda k: jax.tree_util.tree_map(
+            lambda lo, hi, kk: lo + (hi - lo) * jax.random.uniform(kk, hi.shape, hi.dtype), lower, upper, Levers(*jax.random.split(k))
+        )
     )(keys)
 
     @jax.jit
