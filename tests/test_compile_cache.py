@@ -62,4 +62,7 @@ def test_second_process_reads_what_the_first_compiled(tmp_path):
     written = entries()
     assert written, "the first run wrote nothing to the cache"
     second = run()
-    assert second["hits"] >= 1 and entries() == written  # read back, nothing compiled anew
+    # every program the first run wrote is read back. (A program that compiled in under the
+    # cache's threshold the first time and over it the second, on a loaded machine, may be added:
+    # that is the cache working, not a miss.)
+    assert second["hits"] >= len(written) and set(written) <= set(entries())
