@@ -529,17 +529,8 @@ def run(options: RunOptions, stop_after_chunks: int | None = None) -> dict[str, 
             runners[n] = placement.compile(lambda rs: _run_and_check(trainer, rs, n), donate=True)
         return runners[n]
 
-    from tqdm.auto import tqdm
-
-    total = config.num_updates * config.steps_per_update * seeds
-    bar = tqdm(
-        total=total,
-        initial=sum(sizes[:done_chunks]) * config.steps_per_update * seeds,
-        unit="step",
-        unit_scale=True,
-        desc=f"{algo.name.upper()} {env.name}",
-        disable=options.quiet or not writer,
-        smoothing=0.3,
+    bar = _progress_bar(
+        f"{algo.name.upper()} {env.name}", config.num_updates, sum(sizes[:done_chunks]), config.steps_per_update * seeds, options.quiet or not writer
     )
     interrupted = False
     wall = time.perf_counter()
@@ -686,6 +677,14 @@ def _truncate_metrics(path: Path, updates: int) -> None:
 
 
 # --- the end of a run: evaluation, summary, plots ----------------------------------------------
+
+
+def _progress_bar(desc: str, updates: int, updates_done: int, steps_per_update: int, disable: bool):
+    """The run's progress bar, in env steps over every seed, starting where a resumed run stands."""
+    from tqdm.auto import tqdm
+
+    total, initial = updates * steps_per_update, updates_done * steps_per_update
+    return tqdm(total=total, initial=initial, unit="step", unit_scale=True, desc=desc, disable=disable, smoothing=0.3)
 
 
 def _finish(env, env_params, trainer, state, options: RunOptions, run_dir, elapsed, report, devices) -> dict[str, Any]:

@@ -308,13 +308,8 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         if self.bankrupt_semantics == "exit":
             choices = choices * live.astype(f)[None, :]
 
-        # S1: every investor takes out all holdings (last year's return included).
-        cash = state.cash + jnp.sum(state.holdings, axis=1)
-        own_capital = state.capital - jnp.sum(state.holdings, axis=0)
-        # S2: reinvest an equal share of cash in the chosen companies (paper Eq. 4).
-        amount, holdings, cash = invest(cash, choices, self.exact_investment)
-        invested_capital = own_capital + jnp.sum(holdings, axis=0)
-        capital = invested_capital
+        own_capital, amount, holdings, cash = self._reinvest(state, choices)
+        invested_capital = capital = own_capital + jnp.sum(holdings, axis=0)
 
         # S3: spending from the post-inflow capital (paper Eqs. 5-7); disabled kinds are 0.
         allowed = jnp.stack([jnp.ones((), f), p.allow_greenwash.astype(f), p.allow_resilience.astype(f)])
@@ -342,19 +337,12 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         capital = jnp.where(live, new_capital, capital)
         gain = jnp.where(live, new_gain, state.gain)
         margin = jnp.where(live, new_margin, state.margin)
-        bankrupt = state.bankrupt | (capital <= 0.0)
-        margin_history = state.margin_history
-        if self.strict_bankruptcy:
-            below = jnp.all(margin_history < p.bankrupt_margin_threshold, axis=1) & (margin < p.bankrupt_margin_threshold)
-            bankrupt = bankrupt | (live & below & (t + 1 >= self.bankrupt_window))
-        if self.bankrupt_window > 1:
-            margin_history = jnp.concatenate([margin_history[:, 1:], margin[:, None]], axis=1)
+        bankrupt, margin_history = self._bankruptcy(state, capital, margin, live, p)
 
         holdings, utility, investor_capital = self._investor_returns(state, holdings, cash, margin, live, esg_score, p)
 
         company_reward = gain if self.company_reward == "gain" else margin * own_capital
-        if self.bankrupt_semantics == "exit":
-            company_reward = jnp.where(live, company_reward, 0.0)
+        company_reward = jnp.where(live, company_reward, 0.0) if self.bankrupt_semantics == "exit" else company_reward
 
         new = state.replace(
             time=t + 1,
@@ -382,7 +370,6 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
             investor_capital_total=state.investor_capital_total + investor_capital,
             holdings_total=state.holdings_total + holdings,
         )
-        rewards = {COMPANIES: company_reward, INVESTORS: utility}
         info = {
             "investment_amount": amount,
             "capital_after_divest": own_capital,
@@ -393,7 +380,28 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
             "event_count": event_count,
             "episode_metrics": episode_metrics(new),
         }
-        return new, rewards, info
+        return new, {COMPANIES: company_reward, INVESTORS: utility}, info
+
+    def _reinvest(self, state: InvestESGState, choices: jax.Array) -> tuple[jax.Array, ...]:
+        """Steps S1–S2 of :meth:`transition`: ``(own capital, amount, holdings, cash)``."""
+        # S1: every investor takes out all holdings (last year's return included).
+        cash = state.cash + jnp.sum(state.holdings, axis=1)
+        own_capital = state.capital - jnp.sum(state.holdings, axis=0)
+        # S2: reinvest an equal share of cash in the chosen companies (paper Eq. 4).
+        amount, holdings, cash = invest(cash, choices, self.exact_investment)
+        return own_capital, amount, holdings, cash
+
+    def _bankruptcy(self, state: InvestESGState, capital: jax.Array, margin: jax.Array, live: jax.Array, p) -> tuple[jax.Array, jax.Array]:
+        """Who is bankrupt after this year (capital gone, or under ``strict_bankruptcy`` a margin
+        below the threshold for ``bankrupt_window`` years), and the updated margin history."""
+        bankrupt = state.bankrupt | (capital <= 0.0)
+        margin_history = state.margin_history
+        if self.strict_bankruptcy:
+            below = jnp.all(margin_history < p.bankrupt_margin_threshold, axis=1) & (margin < p.bankrupt_margin_threshold)
+            bankrupt = bankrupt | (live & below & (state.time + 1 >= self.bankrupt_window))
+        if self.bankrupt_window > 1:
+            margin_history = jnp.concatenate([margin_history[:, 1:], margin[:, None]], axis=1)
+        return bankrupt, margin_history
 
     def _investor_returns(
         self, state: InvestESGState, holdings: jax.Array, cash: jax.Array, margin: jax.Array, live: jax.Array, esg_score: jax.Array, p
