@@ -168,6 +168,17 @@ def plot(record: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def _settings(args) -> dict:
+    """What every record of this script states about how it was made."""
+    return {
+        "iterations": args.iterations,
+        "restarts": args.restarts,
+        "learning_rate": args.learning_rate,
+        "device": jax.devices()[0].device_kind,
+        "jax": jax.__version__,
+    }
+
+
 def game(args) -> dict:
     rows = []
     for engine in args.engines:
@@ -180,16 +191,7 @@ def game(args) -> dict:
             f"no action {p['business_as_usual']['total_return']:.3f}" + (f", IPPO {p['ippo']['total_return']:.3f}" if "ippo" in p else ""),
             flush=True,
         )
-    record = {
-        "scenario": args.scenario,
-        "gamma": planner.PlannerConfig().gamma,
-        "iterations": args.iterations,
-        "restarts": args.restarts,
-        "learning_rate": args.learning_rate,
-        "device": jax.devices()[0].device_kind,
-        "jax": jax.__version__,
-        "engines": rows,
-    }
+    record = {"scenario": args.scenario, "gamma": planner.PlannerConfig().gamma, **_settings(args), "engines": rows}
     stem = f"cooperative_optimum_climate_game{'' if args.scenario == 'ii' else '_' + args.scenario}"
     atomic_write_text(args.out / f"{stem}.json", json.dumps(record, indent=1) + "\n")
     if not args.no_plot:
@@ -325,11 +327,7 @@ def rice_n(args) -> dict:
     record = {
         "protocol": "none (no trade: every entry but savings and mitigation 0, as the constant policies)",
         "welfare": "Σ_t Σ_i U_i,t / (1 + ρ)^(Δ·t), ρ = 0.015, Δ = 5",
-        "iterations": args.iterations,
-        "restarts": args.restarts,
-        "learning_rate": args.learning_rate,
-        "device": jax.devices()[0].device_kind,
-        "jax": jax.__version__,
+        **_settings(args),
         "modules": rows,
     }
     path = args.out / "cooperative_optimum_rice_n.json"
