@@ -126,35 +126,15 @@ def optimise(env: ClimateMitigation, params: MitigationParams, key: jax.Array, c
     in the box, one compiled program. Returns the best levers, W per restart, the best W's
     history over iterations, and the projected gradient at the best point with its largest entry."""
     lower, upper = bounds(env, params)
-
-    def ascend(start: Levers) -> tuple[Levers, jax.Array]:
-        x, history = optim.minimise_in_box(
-            lambda x: -welfare(env, params, x, config.gamma), start, lower, upper, iterations=config.iterations, learning_rate=config.learning_rate
-        )
-        return x, -history
-
-    keys = jax.random.split(key, config.restarts)
-    starts = jax.vmap(
-        lambda k: jax.tree_util.tree_map(
-            lambda lo, hi, kk: lo + (hi - lo) * jax.random.uniform(kk, hi.shape, hi.dtype), lower, upper, Levers(*jax.random.split(k))
-        )
-    )(keys)
-
-    @jax.jit
-    def run(starts):
-        found, histories = jax.vmap(ascend)(starts)
-        values = jax.vmap(lambda x: welfare(env, params, x, config.gamma))(found)
-        return found, histories, values
-
-    found, histories, values = run(starts)
-    best = int(jnp.argmax(values))
-    levers = jax.tree_util.tree_map(lambda x: x[best], found)
-    gradient = jax.jit(lambda x: projected_gradient(env, params, x, config.gamma))(levers)
+    found = optim.maximise_from_restarts(
+        lambda x: welfare(env, params, x, config.gamma), key, lower, upper,
+        restarts=config.restarts, iterations=config.iterations, learning_rate=config.learning_rate,
+    )  # fmt: skip
     return {
-        "levers": levers,
-        "welfare": float(values[best]),
-        "welfare_per_restart": np.asarray(values),
-        "history": np.asarray(histories[best]),
-        "projected_gradient": gradient,
-        "max_projected_gradient": float(max(jnp.max(jnp.abs(g)) for g in gradient)),
+        "levers": found["x"],
+        "welfare": found["value"],
+        "welfare_per_restart": found["values"],
+        "history": found["history"],
+        "projected_gradient": found["projected_gradient"],
+        "max_projected_gradient": found["max_projected_gradient"],
     }

@@ -115,30 +115,15 @@ def _box(env: RiceN) -> tuple[Rates, Rates]:
 def optimise(env: RiceN, params: RiceParams, key: jax.Array, config: PlannerConfig = PlannerConfig()) -> dict[str, Any]:
     """The planner's optimum from ``config.restarts`` random rates, one compiled program.
     Returns the best rates, W per restart, the best W's history and its projected gradient."""
-    shape = (env.num_activity_steps, env.num_regions)
-    low, high = _box(env)
-
-    def ascend(start: Rates) -> tuple[Rates, jax.Array]:
-        x, history = optim.minimise_in_box(
-            lambda r: -welfare(env, params, r), start, low, high, iterations=config.iterations, learning_rate=config.learning_rate
-        )
-        return x, -history
-
-    @jax.jit
-    def run(keys):
-        starts = jax.vmap(lambda k: Rates(*(jax.random.uniform(kk, shape, env.dtype) for kk in jax.random.split(k))))(keys)
-        found, histories = jax.vmap(ascend)(starts)
-        return found, histories, jax.vmap(lambda r: welfare(env, params, r))(found)
-
-    found, histories, values = run(jax.random.split(key, config.restarts))
-    best = int(jnp.argmax(values))
-    rates = jax.tree_util.tree_map(lambda x: x[best], found)
-    gradient = jax.jit(lambda r: projected_gradient(env, params, r))(rates)
+    found = optim.maximise_from_restarts(
+        lambda r: welfare(env, params, r), key, *_box(env),
+        restarts=config.restarts, iterations=config.iterations, learning_rate=config.learning_rate,
+    )  # fmt: skip
     return {
-        "rates": rates,
-        "welfare": float(values[best]),
-        "welfare_per_restart": np.asarray(values),
-        "history": np.asarray(histories[best]),
-        "projected_gradient": gradient,
-        "max_projected_gradient": float(max(jnp.max(jnp.abs(g)) for g in gradient)),
+        "rates": found["x"],
+        "welfare": found["value"],
+        "welfare_per_restart": found["values"],
+        "history": found["history"],
+        "projected_gradient": found["projected_gradient"],
+        "max_projected_gradient": found["max_projected_gradient"],
     }
