@@ -5,6 +5,7 @@ economic indices with the hypervolume of the resulting points.
     python baselines/rice_n.py                       # both protocols, 3 seeds, defaults below
     python baselines/rice_n.py --steps 200000 --hidden 256
     python baselines/rice_n.py --climate cicero-jax --out baselines/results/rice_n_cicero_jax.json
+    python baselines/rice_n.py --protocols bilateral --merge   # retrain one row, keep the record's others
 
 Setting (as the reference's baseline, docs/rice_n.md §12, where the CPU budget allows): one shared MLP
 (the observation carries the region one-hot; IPPO adds an agent id), one categorical head per
@@ -16,8 +17,9 @@ are ``vmap``ped in one compiled program, laid over every device (on a multi-core
 devices: ``XLA_FLAGS="--xla_force_host_platform_device_count=2 ..." ... --seeds 4``). Evaluation: 10 roll-outs of the stochastic policy
 per seed (the paper's "10 roll-outs under 3 seeds"); each seed's point is the mean unrounded
 (climate, economic) index of its roll-outs; we report the points, their Pareto front's
-hypervolume (reference point (0, 0), docs/rice_n.md §11.4) and the mean ΔT 2015→2100 / 2115. The
-paper's Fig. 2 finds that negotiation lowers the 2100 temperature.
+hypervolume (reference point (0, 0), docs/rice_n.md §11.4), the mean ΔT 2015→2100 / 2115 and each
+seed's mean T_AT path 2015..2115 (``temperature_path`` by ``years``; its 2100 entry is
+``temperature_2100``). The paper's Fig. 2 finds that negotiation lowers the 2100 temperature.
 """
 
 from __future__ import annotations
@@ -39,10 +41,15 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxclimate import distributed, make  # noqa: E402
+from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.ippo import IPPOConfig, make_trainer  # noqa: E402
 from jaxclimate.envs.rice_n import evaluation as ev  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
+#: The records' T_AT = RICE-N's anchor T_AT(2015) = 0.85 °C + ΔT since 2015 (as temperature_2100 always was).
+T_AT_2015 = 0.85
+#: The settings every row of one record shares (a --merge must not mix rows trained otherwise).
+SETTINGS = ("steps", "envs", "seeds", "rollouts", "hidden", "lr", "ent_coef", "seed", "mask_ignored_heads", "observation", "climate")
 
 
 def train_protocol(protocol: str, args) -> dict:
@@ -104,29 +111,43 @@ def evaluate(env, params, trainer, policy_params, args) -> dict:
 
     keys = jax.random.split(jax.random.PRNGKey(10_000 + args.seed), args.seeds * args.rollouts).reshape(args.seeds, args.rollouts, -1)
     histories = jax.tree_util.tree_map(np.asarray, jax.jit(jax.vmap(rollouts))(policy_params, keys))
-    points, delta_t, delta_t_2100, mu, sav = [], [], [], [], []
+    points, delta_t, delta_t_2100, paths, mu, sav = [], [], [], [], [], []
     for seed in range(args.seeds):
-        metrics = []
+        metrics, seed_paths = [], []
         for r in range(args.rollouts):
             hist = jax.tree_util.tree_map(lambda x: x[seed, r], histories)
             metrics.append(ev.episode_metrics(hist))
+            seed_paths.append(delta_t_path(hist))
             mu.append(float(hist["state__mitigation_rate_all_regions"][1:].mean()))
             sav.append(float(hist["state__savings_all_regions"][1:].mean()))
         points.append([float(np.mean([m["climate_index"] for m in metrics])), float(np.mean([m["economic_index"] for m in metrics]))])
         delta_t.append(float(np.mean([m["delta_t"] for m in metrics])))
         delta_t_2100.append(float(np.mean([m["delta_t_2100"] for m in metrics])))
+        # per year the mean of a 1-D column, as delta_t_2100's: its 2100 entry equals temperature_2100 to the bit
+        seed_paths = np.asarray(seed_paths)
+        paths.append([T_AT_2015 + float(np.mean(np.ascontiguousarray(seed_paths[:, k]))) for k in range(seed_paths.shape[1])])
     return {
         "points": points,
         "hypervolume": ev.hypervolume(points),
         "delta_t_2115": delta_t,
         "delta_t_2100": delta_t_2100,
-        "temperature_2100": [0.85 + d for d in delta_t_2100],
+        "temperature_2100": [T_AT_2015 + d for d in delta_t_2100],
+        "years": [2015 + 5 * k for k in range(len(paths[0]))],
+        "temperature_path": paths,
         "mean_mitigation": float(np.mean(mu)),
         "mean_savings": float(np.mean(sav)),
     }
 
 
-def main(argv=None) -> dict:
+def delta_t_path(history) -> np.ndarray:
+    """T_AT − T_AT(2015) of one episode at 2015 and after each 5-year activity step (2020..2115),
+    read as :func:`evaluation.episode_metrics` reads ΔT 2015→2100 (the 2100 entry is its delta_t_2100)."""
+    t_at = np.asarray(history["state__global_temperature"], np.float64)[:, 0]
+    activity_rows = 1 + np.nonzero(np.diff(np.asarray(history["state__activity_timestep"])[:, 0]) > 0)[0]
+    return t_at[np.concatenate([[0], activity_rows])] - t_at[0]
+
+
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--protocols", nargs="+", default=["none", "bilateral"], choices=["none", "bilateral", "club"])
     p.add_argument("--steps", type=int, default=60_000, help="env steps per seed and protocol")
@@ -157,7 +178,39 @@ def main(argv=None) -> dict:
         help="the climate module (docs/climate_modules.md); dice is the reference's",
     )
     p.add_argument("--out", type=Path, default=RESULTS / "rice_n.json")
-    args = p.parse_args(argv)
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="replace only these protocols' rows in an existing --out record and keep its other rows "
+        "(its settings must be these; a setting the record predates counts as its default)",
+    )
+    return p
+
+
+def existing_record(args) -> dict | None:
+    """With --merge, the record at --out, checked (before any training) to share these settings."""
+    if not (args.merge and args.out.exists()):
+        return None
+    record = json.loads(args.out.read_text())
+    defaults = parser().parse_args([])
+    differ = {k: (record["config"].get(k, getattr(defaults, k)), getattr(args, k)) for k in SETTINGS}
+    differ = {k: v for k, v in differ.items() if v[0] != v[1]}
+    if differ:
+        raise SystemExit(f"--merge: {args.out} was trained with other settings (recorded, asked): {differ}")
+    return record
+
+
+def payload_of(args, results: list[dict], record: dict | None) -> dict:
+    """The record to write: these rows, and with --merge the record's rows of other protocols
+    (keyed by protocol, in the record's order, new protocols last) and its other fields (a note)."""
+    rows = {r["protocol"]: r for r in (record or {}).get("results", [])} | {r["protocol"]: r for r in results}
+    config = {k: v for k, v in vars(args).items() if k != "merge"} | {"protocols": list(rows), "out": str(args.out)}
+    return (record or {}) | {"config": config, "device": jax.devices()[0].device_kind, "results": list(rows.values())}
+
+
+def main(argv=None) -> dict:
+    args = parser().parse_args(argv)
+    record = existing_record(args)
     results = []
     for protocol in args.protocols:
         print(f"training IPPO on rice-n ({protocol}), {args.seeds} seeds × {args.steps:,} env steps ...", flush=True)
@@ -170,11 +223,11 @@ def main(argv=None) -> dict:
             f"HV {r['hypervolume']:.3f}; T_AT 2100 {np.mean(r['temperature_2100']):.2f} °C",
             flush=True,
         )
-    payload = {"config": vars(args) | {"out": str(args.out)}, "device": jax.devices()[0].device_kind, "results": results}
+    payload = payload_of(args, results, record)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=2) + "\n")
+    atomic_write_text(args.out, json.dumps(payload, indent=2) + "\n")
     print(f"\n{'protocol':>10} {'seed points (climate, economic)':>48} {'HV':>6} {'T_AT 2100':>10} {'ΔT 2115':>8} {'μ':>5} {'s':>5}")
-    for r in results:
+    for r in payload["results"]:
         pts = " ".join(f"({c:.2f},{e:.2f})" for c, e in r["points"])
         print(
             f"{r['protocol']:>10} {pts:>48} {r['hypervolume']:6.3f} {np.mean(r['temperature_2100']):10.2f} "

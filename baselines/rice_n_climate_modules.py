@@ -15,7 +15,10 @@ discounted Σ U/(1+ρ)^(5t)). Results: ``baselines/results/rice_n_climate_module
 Policies are action sequences (steps, regions, entries) played by :func:`evaluate_policy`;
 a learned policy (e.g. a ``--trained RUN_DIR`` option training the bilateral protocol under
 each module) plugs in as one more entry of :func:`policies`' dictionary through
-``evaluation.rollout_histories``.
+``evaluation.rollout_histories``. The learned bilateral policy's temperatures, trained by
+``baselines/rice_n.py`` under DICE-2016 and CICERO-SCM, are drawn beside business as usual by
+
+    python baselines/rice_n_climate_modules.py --learned-figure   # rice_n_learned_temperature.png
 """
 
 from __future__ import annotations
@@ -54,6 +57,11 @@ POLICIES = {
 BEST_CLIMATE, BEST_ECONOMY = "best climate (s 0, μ 1.0)", "best economy (s 1.0, μ 0)"
 #: The last year inside the GRU surrogate's training scenarios (2015..2075).
 GRU_TRAINING_END = 2075
+#: baselines/rice_n.py's records of the learned policies per module (the GRU is not trained on: it is
+#: no climate for RICE-N after 2075, docs/climate_modules.md §5) and the figure drawn from them.
+LEARNED_RECORDS = {"dice": RESULTS / "rice_n.json", "cicero-jax": RESULTS / "rice_n_cicero_jax.json"}
+LEARNED_FIGURE = RESULTS / "rice_n_learned_temperature.png"
+STYLES = {"dice": ("k", "o", "DICE-2016 (reference)"), "cicero-jax": ("C3", "s", "CICERO-SCM (JAX)"), "gru": ("C0", "^", "GRU surrogate")}
 
 
 def policies(env) -> dict[str, np.ndarray]:
@@ -116,7 +124,7 @@ def plot(results: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    styles = {"dice": ("k", "o", "DICE-2016 (reference)"), "cicero-jax": ("C3", "s", "CICERO-SCM (JAX)"), "gru": ("C0", "^", "GRU surrogate")}
+    styles = STYLES
     colours = {name: f"C{i}" for i, name in enumerate(POLICIES)}
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
     bau = next(iter(POLICIES))
@@ -146,6 +154,59 @@ def plot(results: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def learned_temperatures(record: dict, source: str, protocol: str = "bilateral") -> tuple[np.ndarray, np.ndarray]:
+    """(years, T_AT (seeds, years)) of one protocol's row of a baselines/rice_n.py record."""
+    rows = [r for r in record["results"] if r["protocol"] == protocol]
+    if not rows:
+        raise ValueError(f"{source}: no {protocol!r} row (protocols {[r['protocol'] for r in record['results']]})")
+    if "temperature_path" not in rows[0] or "years" not in rows[0]:
+        raise ValueError(
+            f"{source}: the {protocol!r} row has no temperature_path/years (recorded before baselines/rice_n.py kept them); "
+            f"train it again with: python baselines/rice_n.py --protocols {protocol} --merge --out {source} (and its --climate)"
+        )
+    return np.asarray(rows[0]["years"]), np.asarray(rows[0]["temperature_path"], np.float64)
+
+
+def learned_figure(modules_path: Path, learned: dict[str, Path], path: Path, protocol: str = "bilateral") -> dict:
+    """T_AT 2015–2115: business as usual under every module of ``modules_path`` (this script's
+    record) and the learned ``protocol`` policy per module of ``learned`` (seed mean, seeds' range
+    shaded). Reads the records, trains nothing; returns the 2100 temperatures shown."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    modules = json.loads(Path(modules_path).read_text())["results"]
+    paths = {m: learned_temperatures(json.loads(Path(f).read_text()), str(f), protocol) for m, f in learned.items()}
+    bau = next(iter(POLICIES))
+    shown = {"business as usual": {}, f"learned {protocol} (seed mean, min, max)": {}}
+    fig, ax = plt.subplots(figsize=(8.5, 5))
+    ax.axvspan(GRU_TRAINING_END, YEARS[-1], color="0.92", zorder=0, label=f"beyond the GRU surrogate's training years (after {GRU_TRAINING_END})")
+    ax.axhline(2.0, color="0.4", ls=":", lw=1, label="2 °C")
+    for m, res in modules.items():
+        c, marker, name = STYLES[m]
+        temps = {int(y): t for y, t in res["policies"][bau]["temperature"].items()}
+        shown["business as usual"][m] = temps[2100]
+        label = f"business as usual, {name}: {temps[2100]:.2f} °C in 2100"
+        ax.plot(list(temps), list(temps.values()), "--", color=c, marker=marker, ms=3, label=label)
+    for m, (years, temps) in paths.items():
+        c, marker, name = STYLES[m]
+        mean, at_2100 = temps.mean(axis=0), temps[:, list(years).index(2100)]
+        shown[f"learned {protocol} (seed mean, min, max)"][m] = [float(at_2100.mean()), float(at_2100.min()), float(at_2100.max())]
+        ax.fill_between(years, temps.min(axis=0), temps.max(axis=0), color=c, alpha=0.25, lw=0)
+        label = f"learned {protocol} policy, {name}: {at_2100.mean():.2f} °C in 2100 (mean of {len(temps)} seeds, range shaded)"
+        ax.plot(years, mean, "-", color=c, marker=marker, ms=4, lw=2, label=label)
+    if "gru" in modules and "gru" not in paths:
+        ax.plot([], [], " ", label="(no learned policy under the GRU: it is no climate for RICE-N after 2075)")
+    ax.set(xlabel="year", ylabel="T_AT (°C above pre-industrial)", xlim=(YEARS[0], YEARS[-1]))
+    ax.set_title(f"RICE-N: business as usual and the learned {protocol} policy")
+    ax.legend(fontsize=7.5, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return shown
+
+
 def print_table(results: dict) -> None:
     print(f"\n{'module':>11} {'policy':<33} {'T2050':>6} {'T2100':>6} {'ΔT2115':>7} {'CI':>6} {'CI own':>7} {'EI':>6} {'Σ U':>7} {'Σ W':>7}")
     for m, res in results.items():
@@ -161,7 +222,19 @@ def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--modules", nargs="+", default=list(CLIMATE_MODULES), choices=CLIMATE_MODULES)
     p.add_argument("--out", type=Path, default=RESULTS / "rice_n_climate_modules.json")
+    p.add_argument(
+        "--learned-figure",
+        type=Path,
+        nargs="?",
+        const=LEARNED_FIGURE,
+        help=f"only draw T_AT of business as usual (--out's record) and of the learned bilateral policy "
+        f"({', '.join(str(f.name) for f in LEARNED_RECORDS.values())}) to this PNG (default {LEARNED_FIGURE.name}); trains nothing",
+    )
     args = p.parse_args(argv)
+    if args.learned_figure:
+        shown = learned_figure(args.out, LEARNED_RECORDS, args.learned_figure)
+        print(f"T_AT 2100 (°C): {json.dumps(shown, ensure_ascii=False)}\nsaved {args.learned_figure}")
+        return shown
     results = {}
     for climate in args.modules:
         print(f"rice-n under {climate} ...", flush=True)
