@@ -6,7 +6,7 @@
 1. determinism: the same key gives the same trajectory;
 2. ``jit`` == eager execution;
 3. ``vmap`` over keys == a Python loop; ``vmap`` over a batch of parameters == a loop;
-4. ``step`` compiles once for repeated calls (``chex.assert_max_traces``);
+4. ``step`` compiles once for repeated calls (fed the states it returns, it is not traced again);
 5. observations are finite and inside their spaces; sampled actions are inside theirs and
    are accepted; rewards have shape (n_agents,) per group and are finite;
 6. truncation and auto-reset: ``truncated`` fires exactly at ``params.max_steps``, the
@@ -17,9 +17,9 @@ Use small ``max_steps`` for environments with long episodes (``params.replace(ma
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Sequence
 
-import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -45,11 +45,9 @@ def check_env(
     key = jax.random.PRNGKey(seed)
     _check_spaces_and_values(env, params, key, num_steps, check_observation_bounds)
     _check_determinism(env, params, key, num_steps)
-    _check_jit_matches_eager(env, params, key, num_steps, rtol, atol)
-    _check_vmap_keys(env, params, key, num_steps, rtol, atol)
-    if params_variants is not None:
-        _check_vmap_params(env, params_variants, key, num_steps, rtol, atol)
     _check_compiles_once(env, params, key)
+    _check_jit_matches_eager(env, params, key, num_steps, rtol, atol)
+    _check_vmap(env, params, params_variants, key, num_steps, rtol, atol)
     _check_auto_reset(env, params, key, rtol, atol)
 
 
@@ -72,8 +70,11 @@ def rollout(env: Environment, params: EnvParams, key: jax.Array, num_steps: int,
     return obs0, outs
 
 
-# One compiled rollout per (env, num_steps) shared by all checks (the env object is static).
+# One compiled rollout per (env, num_steps), one step and one reset per env, shared by all
+# checks (the env object is static): each check compiles only what no other check has.
 _rollout_jit = jax.jit(rollout, static_argnums=(0, 3, 4))
+_step_jit = jax.jit(lambda env, key, state, actions, params: env.step(key, state, actions, params), static_argnums=0)
+_reset_jit = jax.jit(lambda env, key, params: env.reset(key, params), static_argnums=0)
 
 
 def _assert_trees_close(a: Any, b: Any, rtol: float, atol: float, what: str) -> None:
@@ -137,52 +138,56 @@ def _check_jit_matches_eager(env, params, key, num_steps, rtol, atol) -> None:
 
     with jax.disable_jit():
         eager = manual(env.step, env.reset)
-    jitted = manual(jax.jit(env.step), jax.jit(env.reset))
+    jitted = manual(partial(_step_jit, env), partial(_reset_jit, env))
     _assert_trees_close(eager, jitted, rtol, atol, f"{env.name}: jit differs from eager execution")
 
 
-def _vmapped_and_looped(run_one, items: list) -> tuple[Any, Any]:
-    """``jit(vmap(run_one))`` over the stacked ``items`` and ``run_one`` on each in a loop."""
-    stacked = jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *items)
-    batched = jax.jit(jax.vmap(run_one))(stacked)
-    looped = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[run_one(item) for item in items])
-    return batched, looped
+def _rows(tree: Any, lo: int, hi: int) -> Any:
+    return jax.tree_util.tree_map(lambda x: x[lo:hi], tree)
 
 
-def _check_vmap_keys(env, params, key, num_steps, rtol, atol) -> None:
+def _check_vmap(env, params, variants, key, num_steps, rtol, atol) -> None:
+    """``jit(vmap(rollout))`` over a batch of (key, params) pairs equals the rollouts one by
+    one: three keys under ``params``, then (when given) every variant under one key. One
+    program batches both, so the check compiles one vmapped rollout, not two."""
+    assert variants is None or len(variants) >= 2, "params_variants needs at least two parameter sets"
     keys = list(jax.random.split(key, 3))
-    batched, looped = _vmapped_and_looped(lambda k: _rollout_jit(env, params, k, num_steps), keys)
-    _assert_trees_close(batched, looped, rtol, atol, f"{env.name}: vmap over keys differs from a loop")
-
-
-def _check_vmap_params(env, variants, key, num_steps, rtol, atol) -> None:
-    assert len(variants) >= 2, "params_variants needs at least two parameter sets"
-    batched, looped = _vmapped_and_looped(lambda p: _rollout_jit(env, p, key, num_steps), list(variants))
-    _assert_trees_close(batched, looped, rtol, atol, f"{env.name}: vmap over params differs from a loop")
-    obs = jax.tree_util.tree_leaves(batched[1]["obs"])
+    items = [(k, params) for k in keys] + [(key, p) for p in variants or ()]
+    stacked = jax.tree_util.tree_map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *items)
+    batched = jax.jit(jax.vmap(lambda k, p: _rollout_jit(env, p, k, num_steps)))(*stacked)
+    looped = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[_rollout_jit(env, p, k, num_steps) for k, p in items])
+    _assert_trees_close(_rows(batched, 0, 3), _rows(looped, 0, 3), rtol, atol, f"{env.name}: vmap over keys differs from a loop")
+    if variants is None:
+        return
+    by_params = _rows(batched, 3, len(items))
+    _assert_trees_close(by_params, _rows(looped, 3, len(items)), rtol, atol, f"{env.name}: vmap over params differs from a loop")
+    obs = jax.tree_util.tree_leaves(by_params[1]["obs"])
     assert any(not np.allclose(np.asarray(x[0]), np.asarray(x[1])) for x in obs), (
         f"{env.name}: the first two params_variants gave identical observations; choose variants that matter"
     )
 
 
 def _check_compiles_once(env, params, key) -> None:
-    @jax.jit
-    @chex.assert_max_traces(n=1)
-    def step(k, state, actions, p):
-        return env.step(k, state, actions, p)
-
-    obs, state = env.reset(key, params)
+    """``step`` fed the states it returns compiles once: the first call may compile, the next
+    ones must find that program (a dtype, shape or weak type drifting between steps retraces).
+    Runs before any other check calls ``_step_jit`` on these states."""
+    obs, state = _reset_jit(env, key, params)
+    sizes = []
     for i in range(3):
         k = jax.random.fold_in(key, i)
-        obs, state, *_ = step(k, state, env.sample_actions(k), params)
-    chex.clear_trace_counter()
+        obs, state, *_ = _step_jit(env, k, state, env.sample_actions(k), params)
+        sizes.append(_step_jit._cache_size())
+    assert sizes[1:] == sizes[:1] * 2, (
+        f"{env.name}: step was retraced when fed the state it returned ({sizes[-1] - sizes[0]} more compilations "
+        "in two more calls): a state leaf changes dtype, shape or weak type between steps"
+    )
 
 
 def _check_auto_reset(env, params, key, rtol, atol) -> None:
     """Run to one step before the limit, then take the last step by hand and compare it with
     ``step_env`` + ``reset_env`` under the key split ``Environment.step`` documents."""
     max_steps = int(np.max(np.asarray(params.max_steps)))
-    _, state_prev = env.reset(key, params)
+    _, state_prev = _reset_jit(env, key, params)
     if max_steps > 1:
         _, outs = _rollout_jit(env, params, key, max_steps - 1)
         terminated = np.asarray(outs["terminated"])
@@ -193,7 +198,7 @@ def _check_auto_reset(env, params, key, rtol, atol) -> None:
         assert int(state_prev.time) == max_steps - 1, f"{env.name}: state.time does not count steps"
     k = jax.random.fold_in(key, 12345)
     actions = env.sample_actions(k)
-    obs, state, _, terminated, truncated, info = jax.jit(env.step)(k, state_prev, actions, params)
+    obs, state, _, terminated, truncated, info = _step_jit(env, k, state_prev, actions, params)
     assert bool(truncated), f"{env.name}: no truncation at step params.max_steps={max_steps}"
     assert int(state.time) == 0, f"{env.name}: state.time is {int(state.time)} after the auto-reset"
     key_step, key_reset = jax.random.split(k)

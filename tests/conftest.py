@@ -5,11 +5,14 @@ The CPU XLA flags must be set before JAX starts its backend: jax 0.10.2 can dead
 timeout (pyproject) so a hang fails instead of eating CI's budget.
 
 Compilation is most of the suite's time (70 % of it, measured), so the tests compile with
-XLA's backend (LLVM) optimisation off, ``--xla_backend_optimization_level=0``: the same
-programs, compiled about twice as fast and run somewhat slower, which for the tiny
-configurations of tests is a large net gain. It changes no semantics (each comparison a test
-makes is between programs compiled alike, or within a stated tolerance).
-``JAXCLIMATE_TEST_FULL_OPT=1`` runs the suite as users' programs are compiled.
+JAX's ``jax_disable_most_optimizations`` (XLA's backend optimisation level 0 and LLVM's
+expensive passes off; set as ``JAX_DISABLE_MOST_OPTIMIZATIONS=1`` so every subprocess and
+notebook kernel inherits it): the same programs, compiled faster and run slower, which for the
+tiny configurations of most tests is a large net gain. Tests whose time is spent running
+rather than compiling (training loops) carry the ``full_opt`` marker and compile as users'
+programs are compiled. Neither changes semantics: each comparison a test makes is between
+programs compiled alike within the test, or within a stated tolerance.
+``JAXCLIMATE_TEST_FULL_OPT=1`` runs the whole suite as users' programs are compiled.
 
 Each test's JAX compile time (tracing, lowering and XLA compilation in the test's own process,
 read from ``jax.monitoring``) is recorded beside its duration; ``--compile-report N`` prints the
@@ -55,13 +58,15 @@ if GPU_TIER:
 else:
     os.environ["JAX_PLATFORMS"] = os.environ.get("JAXCLIMATE_TEST_BACKEND", "cpu")
 
+#: compile-time-first compilation (module docstring); inherited by every subprocess and kernel
+COMPILE_FAST = "JAX_DISABLE_MOST_OPTIMIZATIONS"
+if os.environ.get("JAXCLIMATE_TEST_FULL_OPT", "0") != "1":
+    os.environ.setdefault(COMPILE_FAST, "1")
+
 from jaxclimate import _cache  # noqa: E402
 from jaxclimate._xla import use_cpu_safe_xla_flags  # noqa: E402
 
 use_cpu_safe_xla_flags()
-TEST_XLA_FLAGS = "--xla_backend_optimization_level=0"
-if os.environ.get("JAXCLIMATE_TEST_FULL_OPT", "0") != "1" and "xla_backend_optimization_level" not in os.environ["XLA_FLAGS"]:
-    os.environ["XLA_FLAGS"] += " " + TEST_XLA_FLAGS  # inherited by every subprocess and notebook kernel
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("JAX_COMPILATION_CACHE_DIR") or ROOT / ".cache" / "jax")
 if not _cache.cache_disabled():
@@ -111,6 +116,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _full_optimisation_where_marked(request, monkeypatch):
+    """``@pytest.mark.full_opt``: the test (and the processes it starts) compiles as users'
+    programs are compiled, for tests whose time is spent running compiled code."""
+    if request.node.get_closest_marker("full_opt") is None or os.environ.get(COMPILE_FAST) != "1":
+        yield
+        return
+    monkeypatch.setenv(COMPILE_FAST, "0")
+    jax.config.update("jax_disable_most_optimizations", False)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_disable_most_optimizations", True)
 
 
 @pytest.hookimpl(tryfirst=True)

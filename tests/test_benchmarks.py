@@ -263,6 +263,7 @@ def test_a_quick_suite_run_never_writes_over_the_records(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.full_opt  # run time dominates: the EBM solvers step
 def test_gpu_probes_ebm_solvers_agree_on_a_dry_run(tmp_path):
     from benchmarks import gpu_probes
 

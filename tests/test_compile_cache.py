@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax
 import pytest
 
 from jaxclimate import _cache
@@ -66,3 +67,15 @@ def test_second_process_reads_what_the_first_compiled(tmp_path):
     # cache's threshold the first time and over it the second, on a loaded machine, may be added:
     # that is the cache working, not a miss.)
     assert second["hits"] >= len(written) and set(written) <= set(entries())
+
+
+def test_the_suite_compiles_compile_time_first_unless_a_test_is_marked_full_opt():
+    """conftest.py: the suite and its subprocesses compile with JAX's most optimisations off."""
+    if os.environ.get("JAXCLIMATE_TEST_FULL_OPT") == "1":
+        pytest.skip("JAXCLIMATE_TEST_FULL_OPT=1 compiles every test as users' programs are")
+    assert jax.config.read("jax_disable_most_optimizations") and os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] == "1"
+
+
+@pytest.mark.full_opt
+def test_a_full_opt_test_and_its_subprocesses_compile_as_users_programs_are():
+    assert not jax.config.read("jax_disable_most_optimizations") and os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] == "0"

@@ -4,14 +4,12 @@ fails here)."""
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 import pytest
 
-from jaxclimate._xla import CPU_SAFE_XLA_FLAGS
-from tests.conftest import TEST_XLA_FLAGS
+from tests.conftest import COMPILE_FAST
 
 nbformat = pytest.importorskip("nbformat")
 
@@ -63,8 +61,7 @@ def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch):
     # Notebooks train for real and time what they claim (the surrogate's speed-up over
     # CICERO-SCM): their kernels compile as users' programs are compiled, without the suite's
     # compile-time-first flag (conftest.py). The compilation cache is still shared.
-    flags = os.environ.get("XLA_FLAGS", "").replace(TEST_XLA_FLAGS, "").strip()
-    monkeypatch.setenv("XLA_FLAGS", flags or CPU_SAFE_XLA_FLAGS)
+    monkeypatch.delenv(COMPILE_FAST, raising=False)
     start = time.perf_counter()
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     print(f"{path.name}: {time.perf_counter() - start:.0f} s")

@@ -81,6 +81,7 @@ def test_chunked_run_equals_one_run():
 
 
 @pytest.mark.slow
+@pytest.mark.full_opt  # run time dominates: training
 def test_scenario_i_learns_full_energy_effort():
     """Paper Fig. 4: in scenario (i) every country learns full energy effort and nothing
     else (methane/agriculture levers do nothing there but cost; adaptation is pure cost)."""

@@ -96,6 +96,7 @@ def test_cosine_schedule_decays_from_lr_to_min_over_max_epochs():
 
 
 @pytest.mark.slow
+@pytest.mark.full_opt  # run time dominates: training
 def test_init_from_starts_at_the_earlier_runs_best_weights(tiny_data, tmp_path):
     first = fit.fit(tiny_data, fit.FitConfig(**{**TINY, "max_epochs": 2}), tmp_path / "a", progress=False)
     # a learning rate too small to move float32 weights: the fine-tune keeps what it started from
@@ -121,6 +122,7 @@ def test_init_from_starts_at_the_earlier_runs_best_weights(tiny_data, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.full_opt  # run time dominates: training
 def test_fit_learns_and_resume_equals_uninterrupted(tiny_data, tmp_path):
     cfg = fit.FitConfig(**TINY)
     straight = fit.fit(tiny_data, cfg, tmp_path / "a", progress=False)
@@ -142,6 +144,7 @@ def test_fit_learns_and_resume_equals_uninterrupted(tiny_data, tmp_path):
         fit.fit(tiny_data, fit.FitConfig(**{**TINY, "batch_size": 32}), tmp_path / "b", progress=False)
 
 
+@pytest.mark.full_opt  # run time dominates: training
 def test_weights_round_trip_and_mismatch(tiny_data, tmp_path):
     cfg = fit.FitConfig(**{**TINY, "max_epochs": 1})
     result = fit.fit(tiny_data, cfg, tmp_path / "run", progress=False)
