@@ -13,12 +13,17 @@ from jaxclimate.envs.rice_n import evaluation as ev
 SCRIPT = Path(__file__).resolve().parents[1] / "baselines" / "rice_n.py"
 
 
-@pytest.mark.parametrize("flags", [[], ["--mask-ignored-heads", "--observation", "factored"]])
-@pytest.mark.slow
-def test_rice_n_baseline_tiny_run(tmp_path, flags):
+def _script():
     spec = importlib.util.spec_from_file_location("rice_n_baseline", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("flags", [[], ["--mask-ignored-heads", "--observation", "factored"]])
+@pytest.mark.slow
+def test_rice_n_baseline_tiny_run(tmp_path, flags):
+    module = _script()
     out = tmp_path / "rice_n.json"
     payload = module.main(["--protocols", "bilateral", "--steps", "240", "--envs", "4", "--seeds", "2", "--rollouts", "2", "--out", str(out), *flags])
     saved = json.loads(out.read_text())
@@ -31,6 +36,27 @@ def test_rice_n_baseline_tiny_run(tmp_path, flags):
     c = ev.index_constants()
     expected = (np.asarray(result["delta_t_2115"]) - c["min_ci"]) / (c["max_ci"] - c["min_ci"])
     np.testing.assert_allclose(points[:, 0], expected, rtol=1e-6)
+    # each seed's temperature path, 2015..2115, passes through its recorded 2100 temperature
+    assert result["years"][17] == 2100 and np.shape(result["temperature_path"]) == (2, 21)
+    np.testing.assert_allclose(np.asarray(result["temperature_path"])[:, 17], result["temperature_2100"], rtol=1e-12)
     assert payload["results"][0]["points"] == result["points"]
     assert saved["config"]["mask_ignored_heads"] == bool(flags)
     assert saved["config"]["observation"] == ("factored" if flags else "flat")
+
+
+def test_merge_replaces_one_protocols_row_and_refuses_other_settings(tmp_path):
+    module = _script()
+    out = tmp_path / "record.json"
+    args = module.parser().parse_args(["--protocols", "bilateral", "--steps", "240", "--merge", "--out", str(out)])
+    assert module.existing_record(args) is None  # nothing to merge into yet
+    old = {"protocol": "bilateral", "hypervolume": 0.1}
+    kept = {"protocol": "none", "hypervolume": 0.2}
+    out.write_text(json.dumps({"note": "kept", "config": {"steps": 240}, "results": [kept, old]}))
+    record = module.existing_record(args)
+    new = {"protocol": "bilateral", "hypervolume": 0.3}
+    payload = module.payload_of(args, [new], record)
+    assert payload["results"] == [kept, new] and payload["note"] == "kept"
+    assert payload["config"]["protocols"] == ["none", "bilateral"] and "merge" not in payload["config"]
+    other = module.parser().parse_args(["--steps", "999", "--merge", "--out", str(out)])
+    with pytest.raises(SystemExit, match="steps"):
+        module.existing_record(other)
