@@ -11,15 +11,16 @@ from tests.algos.probe_envs import Memory
 
 
 def step_by_step(env, params, trainer, policy, key):
-    """The reference: one jitted policy call and one env step per Python iteration."""
+    """The reference: one jitted policy call and one jitted env step per Python iteration."""
+    act, step = jax.jit(trainer.act, static_argnames="deterministic"), jax.jit(env.step)
     key, k_reset = jax.random.split(key)
-    obs, state = env.reset(k_reset, params)
+    obs, state = jax.jit(env.reset)(k_reset, params)
     carry, first, rewards, actions = trainer.initial_carry(1), jnp.ones((1,), bool), [], []
     for _ in range(params.max_steps):
         key, k_act, k_step = jax.random.split(key, 3)
-        a, carry = trainer.act(policy, jax.tree_util.tree_map(lambda x: x[None], obs), carry, first, k_act, deterministic=False)
+        a, carry = act(policy, jax.tree_util.tree_map(lambda x: x[None], obs), carry, first, k_act, deterministic=False)
         a = jax.tree_util.tree_map(lambda x: x[0], a)
-        obs, state, r, terminated, truncated, _ = env.step(k_step, state, a, params)
+        obs, state, r, terminated, truncated, _ = step(k_step, state, a, params)
         first = jnp.zeros((1,), bool)
         actions.append(np.asarray(a["agents"]))
         rewards.append(np.asarray(r["agents"]))
@@ -35,7 +36,7 @@ def test_compiled_evaluation_equals_stepping_from_python():
     params = env.default_params
     config = IPPOConfig(total_timesteps=64, num_envs=4, num_steps=8, num_minibatches=2, network="lstm", hidden_size=8)
     trainer = make_trainer(env, params, config)
-    state = jax.vmap(trainer.init)(jax.random.split(jax.random.PRNGKey(3), 2))
+    state = jax.jit(jax.vmap(trainer.init))(jax.random.split(jax.random.PRNGKey(3), 2))
     key = jax.random.PRNGKey(7)
     evaluations = evaluate_policies(env, params, trainer, state, key, deterministic=False)
     assert len(evaluations) == 2

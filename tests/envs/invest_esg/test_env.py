@@ -69,11 +69,12 @@ def test_invariants_over_random_play(x64):
     env = InvestESG(config="exp_b1", dtype="float64")
     params = env.default_params
     key = jax.random.PRNGKey(3)
-    _, state = env.reset(key, params)
+    _, state = jax.jit(env.reset)(key, params)
+    sample, transition = jax.jit(env.sample_actions), jax.jit(env.transition)  # one program each, not op by op
     for t in range(12):
         k_a, k_s, key = jax.random.split(key, 3)
-        acts = env.sample_actions(k_a)
-        new, _, info = env.transition(k_s, state, acts[COMPANIES], acts[INVESTORS], params)
+        acts = sample(k_a)
+        new, _, info = transition(k_s, state, acts[COMPANIES], acts[INVESTORS], params)
         before = float(jnp.sum(state.capital) + jnp.sum(state.cash))
         after_flows = float(jnp.sum(info["capital_after_invest"]) + jnp.sum(new.cash))
         assert after_flows == pytest.approx(before, rel=1e-13)

@@ -165,13 +165,13 @@ def test_batched_envs_at_different_stages_step_like_single_envs(protocol, x64):
     env = RiceN(protocol=protocol, regions=SMALL, num_activity_steps=3, dtype="float64")
     params = env.default_params
     keys = jax.random.split(jax.random.PRNGKey(1), 3)
-    _, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+    _, state = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(keys, params)
     step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, 0, None)))
-    single = jax.jit(env.step)
+    single, sample = jax.jit(env.step), jax.jit(jax.vmap(env.sample_actions))
     for skew in (jnp.array([0, 0, 0]), jnp.array([0, 1, 2])):  # same stage, then mixed
         batch = state.replace(time=state.time + skew)
         for t in range(4):
-            actions = {"regions": jax.vmap(env.sample_actions)(jax.random.split(jax.random.PRNGKey(t), 3))["regions"]}
+            actions = {"regions": sample(jax.random.split(jax.random.PRNGKey(t), 3))["regions"]}
             _, batch_next, rewards, *_ = step(keys, batch, actions, params)
             for e in range(3):
                 one = jax.tree_util.tree_map(lambda x: x[e], batch)

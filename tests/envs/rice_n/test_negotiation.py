@@ -45,12 +45,13 @@ def _club_reference(joins: np.ndarray, offer: np.ndarray):
 
 def test_club_obligations_match_the_definition():
     rng = np.random.default_rng(0)
+    membership, obligations = jax.jit(neg.club_membership), jax.jit(neg.club_obligations)  # one program per size
     for _ in range(200):
         n = int(rng.integers(2, 7))
         joins = (rng.random((n, n)) < 0.3).astype(float)
         offer = rng.integers(0, 10, size=(n, 2)) / 10
-        members = np.asarray(neg.club_membership(jnp.asarray(joins)))
-        minimum, floor = (np.asarray(a) for a in neg.club_obligations(jnp.asarray(members), jnp.asarray(offer)))
+        members = np.asarray(membership(jnp.asarray(joins)))
+        minimum, floor = (np.asarray(a) for a in obligations(jnp.asarray(members), jnp.asarray(offer)))
         ref_members, ref_min, ref_floor = _club_reference(joins, offer)
         np.testing.assert_array_equal(members.astype(bool), ref_members)
         np.testing.assert_allclose(minimum, ref_min)
@@ -96,13 +97,14 @@ def test_club_invariants_in_the_environment(x64):
 def _state_at(env, offers, joins):
     """The state after the evaluation step of one cycle."""
     n = env.num_regions
-    _, state = env.reset(jax.random.PRNGKey(0))
+    _, state = jax.jit(env.reset)(jax.random.PRNGKey(0))
+    transition = jax.jit(env.transition)  # one program, not op by op
     levels = np.zeros((n, env.nvec.size), np.int64)
     levels[:, 3 + 2 * n : 5 + 2 * n] = offers
-    state, _ = env.transition(state, levels, env.default_params)
+    state, _ = transition(state, levels, env.default_params)
     levels = np.zeros((n, env.nvec.size), np.int64)
     levels[:, 5 + 2 * n :] = joins
-    state, _ = env.transition(state, levels, env.default_params)
+    state, _ = transition(state, levels, env.default_params)
     return state
 
 
@@ -121,12 +123,12 @@ def test_club_choices_above_the_floor_are_kept(x64):
 @pytest.mark.parametrize("protocol", ["bilateral", "club"])
 def test_masks_follow_the_minimum(protocol):
     env = RiceN(protocol=protocol, regions=[0, 1, 2, 3])
-    state = env.reset(jax.random.PRNGKey(0))[1].replace(minimum_mitigation=jnp.array([0.0, 0.3, 0.7, 0.9]))
-    mask = np.asarray(env.action_mask("regions", state))
+    state = jax.jit(env.reset)(jax.random.PRNGKey(0))[1].replace(minimum_mitigation=jnp.array([0.0, 0.3, 0.7, 0.9]))
+    mask = np.asarray(jax.jit(env.action_mask, static_argnums=0)("regions", state))
     assert mask.shape == (4, env.nvec.size, 10)
     np.testing.assert_array_equal(mask[:, 1].sum(axis=1), [10, 7, 3, 1])
     assert not mask[:, -1, 2:].any() and mask[:, -1, :2].all()  # 2-level heads: padding
-    flat = np.asarray(env.flat_action_mask(state))
+    flat = np.asarray(jax.jit(env.flat_action_mask)(state))
     assert flat.shape == (4, int(env.nvec.sum()))
 
 
@@ -140,17 +142,20 @@ def test_mask_ignored_heads_pins_only_the_heads_the_next_stage_ignores(protocol)
     pinned = RiceN(protocol=protocol, regions=[0, 5, 12], num_activity_steps=2, mask_ignored_heads=True)
     params = plain.default_params
     head = ActionHead(plain.action_space())
-    _, state = plain.reset(jax.random.PRNGKey(0), params)
+    _, state = jax.jit(plain.reset)(jax.random.PRNGKey(0), params)
+    step = jax.jit(plain.step)  # one program each, not op by op
+    masks = {env: jax.jit(env.action_mask, static_argnums=0) for env in (plain, pinned)}
+    flat_masks = {env: jax.jit(env.flat_action_mask) for env in (plain, pinned)}
     logits = jax.random.normal(jax.random.PRNGKey(1), (3, head.num_outputs))
     order = ("activity", "proposal", "evaluation")
     for t in range(4):
         stage = (int(state.time) + 1) % 3  # the stage the next action is read at
         start, stop = plain.stage_slices[order[stage]]
-        a, b = np.asarray(plain.action_mask("regions", state)), np.asarray(pinned.action_mask("regions", state))
+        a, b = np.asarray(masks[plain]("regions", state)), np.asarray(masks[pinned]("regions", state))
         np.testing.assert_array_equal(b[:, start:stop], a[:, start:stop])
         ignored = np.r_[0:start, stop : plain.nvec.size]
         assert b[:, ignored, 0].all() and not b[:, ignored, 1:].any()
-        np.testing.assert_array_equal(pinned.flat_action_mask(state), plain.flat_action_mask(state))
+        np.testing.assert_array_equal(flat_masks[pinned](state), flat_masks[plain](state))
         # masked policy: ignored heads are always level 0 and contribute nothing
         pinned_dist = head.distribution(logits, None, jnp.asarray(b))
         action = pinned_dist.sample(jax.random.PRNGKey(t))
@@ -158,7 +163,7 @@ def test_mask_ignored_heads_pins_only_the_heads_the_next_stage_ignores(protocol)
         acting = np.r_[start:stop]
         np.testing.assert_allclose(pinned_dist.entropy(), _per_head(logits, a, acting, action)[1], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(pinned_dist.log_prob(action), _per_head(logits, a, acting, action)[0], rtol=1e-5, atol=1e-6)
-        state = plain.step(jax.random.PRNGKey(t), state, {"regions": action}, params)[1]
+        state = step(jax.random.PRNGKey(t), state, {"regions": action}, params)[1]
 
 
 def _per_head(logits, mask, heads, action):
