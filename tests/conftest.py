@@ -125,12 +125,18 @@ def _full_optimisation_where_marked(request, monkeypatch):
     if request.node.get_closest_marker("full_opt") is None or os.environ.get(COMPILE_FAST) != "1":
         yield
         return
+    # In-memory jit caches are keyed without this setting: cleared on both sides, the test
+    # compiles at full optimisation and no later test runs a program compiled here (results of
+    # the two settings differ in the last bits, and tests compare runs of one process with runs
+    # of another bit for bit).
     monkeypatch.setenv(COMPILE_FAST, "0")
+    jax.clear_caches()
     jax.config.update("jax_disable_most_optimizations", False)
     try:
         yield
     finally:
         jax.config.update("jax_disable_most_optimizations", True)
+        jax.clear_caches()
 
 
 @pytest.hookimpl(tryfirst=True)

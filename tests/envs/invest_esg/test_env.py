@@ -38,8 +38,8 @@ def test_worked_example_first_year(x64):
     """Every investor picks all five companies, companies spend 0.5 % on mitigation, the
     original's calendar draws u = 0.637 (no event), α = 10 (docs/invest_esg.md §3.1)."""
     env, params = jaxclimate.make("invest-esg", config="exp_a3", event_mode="reference_events", dtype="float64")
-    _, state = env.reset(jax.random.PRNGKey(0), params)
-    new, rewards, info = env.transition(jax.random.PRNGKey(0), state, *zero_actions(env, 0.005, True).values(), params)
+    _, state = jax.jit(env.reset)(jax.random.PRNGKey(0), params)
+    new, rewards, info = jax.jit(env.transition)(jax.random.PRNGKey(0), state, *zero_actions(env, 0.005, True).values(), params)
     np.testing.assert_allclose(info["investment_amount"], 3.0)
     np.testing.assert_allclose(new.cash, 1.7, rtol=1e-12)
     np.testing.assert_allclose(info["capital_after_invest"], 19.0)
@@ -97,7 +97,7 @@ def test_key_mode_draws_independent_events_at_the_stated_rates():
     env = InvestESG()
     params = env.default_params
     keys = jax.random.split(jax.random.PRNGKey(0), 4096)
-    states = jax.vmap(lambda k: env.transition(k, env.initial_state(params), *zero_actions(env).values(), params)[0])(keys)
+    states = jax.jit(jax.vmap(lambda k: env.transition(k, env.initial_state(params), *zero_actions(env).values(), params)[0]))(keys)
     rates = np.asarray(states.events).mean(axis=0)
     np.testing.assert_allclose(rates, [0.28, 0.13, 0.17], atol=0.035)  # 5 standard errors
     assert 0 < rates.min() and len({tuple(e) for e in np.asarray(states.events)}) == 8  # envs differ
@@ -106,7 +106,7 @@ def test_key_mode_draws_independent_events_at_the_stated_rates():
 def test_reference_events_are_the_same_in_every_env_and_episode():
     env = InvestESG(event_mode="reference_events")
     params = env.default_params
-    states = jax.vmap(lambda k: run(env, params, lambda s: zero_actions(env), 30, k)[0])(jax.random.split(jax.random.PRNGKey(1), 3))
+    states = jax.jit(jax.vmap(lambda k: run(env, params, lambda s: zero_actions(env), 30, k)[0]))(jax.random.split(jax.random.PRNGKey(1), 3))
     events = np.asarray(states.events)
     np.testing.assert_array_equal(events[0], events[1])
     np.testing.assert_array_equal(events[0], events[2])
