@@ -117,7 +117,7 @@ def evaluate(env, params, trainer, policy_params, args) -> dict:
         for r in range(args.rollouts):
             hist = jax.tree_util.tree_map(lambda x: x[seed, r], histories)
             metrics.append(ev.episode_metrics(hist))
-            seed_paths.append(delta_t_path(hist))
+            seed_paths.append(ev.delta_t_path(hist))
             mu.append(float(hist["state__mitigation_rate_all_regions"][1:].mean()))
             sav.append(float(hist["state__savings_all_regions"][1:].mean()))
         points.append([float(np.mean([m["climate_index"] for m in metrics])), float(np.mean([m["economic_index"] for m in metrics]))])
@@ -137,14 +137,6 @@ def evaluate(env, params, trainer, policy_params, args) -> dict:
         "mean_mitigation": float(np.mean(mu)),
         "mean_savings": float(np.mean(sav)),
     }
-
-
-def delta_t_path(history) -> np.ndarray:
-    """T_AT − T_AT(2015) of one episode at 2015 and after each 5-year activity step (2020..2115),
-    read as :func:`evaluation.episode_metrics` reads ΔT 2015→2100 (the 2100 entry is its delta_t_2100)."""
-    t_at = np.asarray(history["state__global_temperature"], np.float64)[:, 0]
-    activity_rows = 1 + np.nonzero(np.diff(np.asarray(history["state__activity_timestep"])[:, 0]) > 0)[0]
-    return t_at[np.concatenate([[0], activity_rows])] - t_at[0]
 
 
 def parser() -> argparse.ArgumentParser:

@@ -124,12 +124,11 @@ def plot(results: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    styles = STYLES
     colours = {name: f"C{i}" for i, name in enumerate(POLICIES)}
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
     bau = next(iter(POLICIES))
     for m, res in results.items():
-        c, marker, label = styles[m]
+        c, marker, label = STYLES[m]
         temps = res["policies"][bau]["temperature"]
         axes[0].plot(list(temps), list(temps.values()), color=c, marker=marker, ms=3, label=label)
     axes[0].axvspan(GRU_TRAINING_END, YEARS[-1], color="0.9", zorder=0, label="GRU extrapolates")
@@ -143,7 +142,7 @@ def plot(results: dict, path: Path) -> None:
     axes[1].set(xlabel="year", ylabel="T_AT (°C)", title="constant policies: DICE-2016 (solid), CICERO-SCM (dashed)")
     axes[1].legend(fontsize=7)
     for m, res in results.items():
-        c, marker, label = styles[m]
+        c, marker, label = STYLES[m]
         for name, row in res["policies"].items():
             axes[2].scatter(row["climate_index"], row["economic_index"], color=colours[name], marker=marker, edgecolor=c, s=50)
         axes[2].scatter([], [], color="w", marker=marker, edgecolor=c, label=label)

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 def projected_gradient(x: Any, grad: Any, low: Any, high: Any) -> Any:
@@ -61,8 +62,6 @@ def maximise_from_restarts(
     ``restarts`` uniform random starts ``vmap``ped in one compiled program. Returns the best
     point ``x``, its value, every restart's value, the best run's history (objective before each
     update) and the projected gradient of −objective at ``x`` (zero at a maximum)."""
-    import numpy as np
-
     leaves, tree = jax.tree_util.tree_flatten(high)
 
     def start(k):

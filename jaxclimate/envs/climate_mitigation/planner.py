@@ -130,11 +130,5 @@ def optimise(env: ClimateMitigation, params: MitigationParams, key: jax.Array, c
         lambda x: welfare(env, params, x, config.gamma), key, lower, upper,
         restarts=config.restarts, iterations=config.iterations, learning_rate=config.learning_rate,
     )  # fmt: skip
-    return {
-        "levers": found["x"],
-        "welfare": found["value"],
-        "welfare_per_restart": found["values"],
-        "history": found["history"],
-        "projected_gradient": found["projected_gradient"],
-        "max_projected_gradient": found["max_projected_gradient"],
-    }
+    # the optimiser's names, with the point and its value named as the planner names them
+    return {"levers": found.pop("x"), "welfare": found.pop("value"), "welfare_per_restart": found.pop("values"), **found}

@@ -53,17 +53,29 @@ def _index(value: Any, name: str, decimals: int, rounded: bool) -> np.ndarray:
     return np.round(index, 2) if rounded else index
 
 
+def activity_rows(history: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Rows of a :func:`replay` history just after each activity (5-year) step: with
+    negotiation, every third env step."""
+    return 1 + np.nonzero(np.diff(np.asarray(history["state__activity_timestep"])[:, 0]) > 0)[0]
+
+
+def delta_t_path(history: Mapping[str, np.ndarray]) -> np.ndarray:
+    """T_AT − T_AT(2015) of one episode at 2015 and after each activity step (2020, 2025, …),
+    read as :func:`episode_metrics` reads ΔT 2015→2100 (entry 17 is its ``delta_t_2100``)."""
+    t_at = np.asarray(history["state__global_temperature"], np.float64)[:, 0]
+    return t_at[np.concatenate([[0], activity_rows(history)])] - t_at[0]
+
+
 def episode_metrics(history: Mapping[str, np.ndarray], rounded: bool = False) -> dict[str, float]:
     """Metrics of one episode from a :func:`replay` history (keys ``state__*``, rows 0..E):
     ΔT 2015→2115 and 2015→2100, T_AT and M_AT in 2115, ΣY, Σ reward, climate and economic
     index (unrounded unless ``rounded``)."""
     t_at = np.asarray(history["state__global_temperature"], np.float64)[:, 0]
-    activity = np.diff(np.asarray(history["state__activity_timestep"])[:, 0]) > 0
-    activity_rows = 1 + np.nonzero(activity)[0]
-    output = np.asarray(history["state__gross_output_all_regions"], np.float64)[activity_rows]
+    rows = activity_rows(history)
+    output = np.asarray(history["state__gross_output_all_regions"], np.float64)[rows]
     delta_t = t_at[-1] - t_at[0]
     total_output = float(output.sum())
-    row_2100 = activity_rows[16] if activity_rows.size > 16 else activity_rows[-1]  # after activity step 17
+    row_2100 = rows[16] if rows.size > 16 else rows[-1]  # after activity step 17
     return {
         "delta_t": float(delta_t),
         "delta_t_2100": float(t_at[row_2100] - t_at[0]),

@@ -119,11 +119,5 @@ def optimise(env: RiceN, params: RiceParams, key: jax.Array, config: PlannerConf
         lambda r: welfare(env, params, r), key, *_box(env),
         restarts=config.restarts, iterations=config.iterations, learning_rate=config.learning_rate,
     )  # fmt: skip
-    return {
-        "rates": found["x"],
-        "welfare": found["value"],
-        "welfare_per_restart": found["values"],
-        "history": found["history"],
-        "projected_gradient": found["projected_gradient"],
-        "max_projected_gradient": found["max_projected_gradient"],
-    }
+    # the optimiser's names, with the point and its value named as the planner names them
+    return {"rates": found.pop("x"), "welfare": found.pop("value"), "welfare_per_restart": found.pop("values"), **found}
