@@ -48,7 +48,7 @@ def check_env(
     _check_compiles_once(env, params, key)
     _check_jit_matches_eager(env, params, key, num_steps, rtol, atol)
     _check_vmap(env, params, params_variants, key, num_steps, rtol, atol)
-    _check_auto_reset(env, params, key, rtol, atol)
+    _check_auto_reset(env, params, key, num_steps, rtol, atol)
 
 
 def rollout(env: Environment, params: EnvParams, key: jax.Array, num_steps: int, actions_fn=None):
@@ -183,13 +183,15 @@ def _check_compiles_once(env, params, key) -> None:
     )
 
 
-def _check_auto_reset(env, params, key, rtol, atol) -> None:
+def _check_auto_reset(env, params, key, num_steps, rtol, atol) -> None:
     """Run to one step before the limit, then take the last step by hand and compare it with
-    ``step_env`` + ``reset_env`` under the key split ``Environment.step`` documents."""
+    ``step_env`` + ``reset_env`` under the key split ``Environment.step`` documents. The
+    ``num_steps`` rollout of the other checks is reused when it reaches that step."""
     max_steps = int(np.max(np.asarray(params.max_steps)))
     _, state_prev = _reset_jit(env, key, params)
     if max_steps > 1:
-        _, outs = _rollout_jit(env, params, key, max_steps - 1)
+        _, outs = _rollout_jit(env, params, key, num_steps if num_steps >= max_steps - 1 else max_steps - 1)
+        outs = _rows(outs, 0, max_steps - 1)
         terminated = np.asarray(outs["terminated"])
         if terminated.any():  # the episode ended on its own; the time limit is not reached
             return
