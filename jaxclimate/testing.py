@@ -190,7 +190,7 @@ def _check_auto_reset(env, params, key, num_steps, rtol, atol) -> None:
     max_steps = int(np.max(np.asarray(params.max_steps)))
     _, state_prev = _reset_jit(env, key, params)
     if max_steps > 1:
-        _, outs = _rollout_jit(env, params, key, num_steps if num_steps >= max_steps - 1 else max_steps - 1)
+        _, outs = _rollout_jit(env, params, key, max(num_steps, max_steps - 1))
         outs = _rows(outs, 0, max_steps - 1)
         terminated = np.asarray(outs["terminated"])
         if terminated.any():  # the episode ended on its own; the time limit is not reached

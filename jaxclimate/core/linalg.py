@@ -22,7 +22,8 @@ def tridiagonal_solve(dl: jax.Array, d: jax.Array, du: jax.Array, rhs: jax.Array
     fused solve made a whole ebm-v1 step 2.7× faster on an H200 (the library solve took most
     of the step) but 1.4–2.9× slower on the CPU, with a 13-s compile against 1.4 s; for
     CICERO-SCM's 40-row ocean, batched in pairs inside a sub-step scan, it is ~10× faster on
-    the CPU too, so that model always fuses."""
+    the CPU too, so that model always fuses. The fused solve is differentiated by its tangent
+    rule (one more elimination, :func:`_eliminate_jvp`), not through the unrolled rows."""
     if fused is None:
         fused = jax.default_backend() != "cpu"
     if not fused:
