@@ -1,6 +1,6 @@
 """GPU acceptance: everything the project checks and measures on an accelerator, in one command.
 
-    python benchmarks/gpu_acceptance.py                       # on a GPU machine (~15 min on one H100/H200)
+    python benchmarks/gpu_acceptance.py                       # on a GPU machine (~17 min on one H100/H200)
     python benchmarks/gpu_acceptance.py --dry-run             # the same code paths at tiny sizes (CPU, CI)
     python benchmarks/gpu_acceptance.py --stages tier rows    # some stages only
     python benchmarks/gpu_acceptance.py --render DIR          # the report again from DIR's stage records

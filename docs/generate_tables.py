@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import math
 import re
 import sys
 from functools import cache
@@ -29,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "results.md"
 BENCH = ROOT / "benchmarks" / "results"
 H200 = BENCH / "accelerator-nvidia-h200"
+H100 = BENCH / "accelerator-nvidia-h100"
 BASELINES = ROOT / "baselines" / "results"
 PAPER_FEDRAIN = ROOT / "baselines" / "data" / "fedrain_paper_tables.json"
 
@@ -125,6 +127,36 @@ def suite_training() -> str:
         for r in cpu["training"]
     ]
     return table(["environment", "training run", "CPU, steps/s incl. updates", "H200"], rows, left=2)
+
+
+def acceptance_h100() -> str:
+    """The H100 acceptance run's `roofline.json` rows (`env_steps_per_s` against `target_env_steps_per_s`,
+    `fraction_of_roofline` against the issue's 30 %, `bound`) and `training.json` rows (the rate, the row's
+    seconds: `whole_row_s` where it ran end to end, else `projected_row_s` or `paper_run_s`; `meets_target`).
+    Bold: a roofline fraction that reaches 30 %."""
+    roofline, training = record(H100 / "roofline.json"), record(H100 / "training.json")
+    rows = []
+    for r in roofline["rows"]:
+        fraction = r["fraction_of_roofline"]
+        met = r["env_steps_per_s"] >= r["target_env_steps_per_s"] and fraction >= 0.3
+        target = f"≥ 10^{round(math.log10(r['target_env_steps_per_s']))} env-steps/s, ≥ 30 %"
+        share = bold(f"{100 * fraction:.1f} %", fraction >= 0.3)
+        rows.append(
+            [
+                f"{r['env']}, {count(r['n_envs'])} envs",
+                f"{count(r['env_steps_per_s'])} env-steps/s, {share} ({r['bound']})",
+                target,
+                "yes" if met else "no",
+            ]
+        )
+    for r in training["rows"]:
+        unit = "env-steps/s" if "env_steps_per_s" in r else "agent-steps/s"
+        rate = r.get("env_steps_per_s", r.get("agent_steps_per_s"))
+        seconds, how = (r["whole_row_s"], "run") if "whole_row_s" in r else (r.get("projected_row_s") or r["paper_run_s"], "projected")
+        rows.append([r["row"], f"{count(rate)} {unit}; {seconds:.0f} s ({how})", r["target"], "yes" if r["meets_target"] else "no"])
+    peaks = roofline["peaks"]
+    ceiling = f"{peaks['bytes_per_s'] / 1e9:,.0f} GB/s and {peaks['float32_flop_per_s'] / 1e12:.1f} TFLOP/s in float32 at HIGHEST"
+    return f"Roofline measured in the same run: {ceiling}.\n\n" + table(["row", "H100 (of roofline)", "target", "met"], rows)
 
 
 # --- the scripts' fuller runs --------------------------------------------------------------------
@@ -530,6 +562,7 @@ TABLES = {
     "suite-cpu": suite_cpu,
     "suite-h200": suite_h200,
     "suite-training": suite_training,
+    "acceptance-h100": acceptance_h100,
     "ebm-cpu": ebm_cpu,
     "cicero-jax-cpu": cicero_jax_cpu,
     "rice-n-cpu": rice_n_cpu,
