@@ -102,6 +102,14 @@ def pytest_addoption(parser):
     )
 
 
+def pytest_itemcollected(item):
+    """The ``full_opt`` tests share one xdist group, so they run in a row on one worker and switch
+    the compilation setting (clearing JAX's caches) once, not around each of them. Marked as each
+    test is collected, before xdist reads the groups."""
+    if item.get_closest_marker("full_opt") is not None:
+        item.add_marker(pytest.mark.xdist_group("full-opt"))
+
+
 def pytest_collection_modifyitems(config, items):
     """The slow tier first (stable order otherwise): with ``--dist load`` both workers start on
     the long tests and the short ones fill the gaps, instead of one long test ending the run."""
@@ -122,21 +130,38 @@ def pytest_collection_modifyitems(config, items):
 def _full_optimisation_where_marked(request, monkeypatch):
     """``@pytest.mark.full_opt``: the test (and the processes it starts) compiles as users'
     programs are compiled, for tests whose time is spent running compiled code."""
-    if request.node.get_closest_marker("full_opt") is None or os.environ.get(COMPILE_FAST) != "1":
+    if os.environ.get(COMPILE_FAST) != "1":
         yield
         return
-    # In-memory jit caches are keyed without this setting: cleared on both sides, the test
-    # compiles at full optimisation and no later test runs a program compiled here (results of
-    # the two settings differ in the last bits, and tests compare runs of one process with runs
-    # of another bit for bit).
-    monkeypatch.setenv(COMPILE_FAST, "0")
+    full = request.node.get_closest_marker("full_opt") is not None
+    if full:
+        monkeypatch.setenv(COMPILE_FAST, "0")
+    _compile_with_full_optimisation(full)
+    yield
+
+
+@pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down
+def pytest_runtest_teardown(item, nextitem):
+    """Back to compile-time-first after a full_opt test unless the next one is full_opt too,
+    before any fixture of the next test (module-scoped ones included) compiles."""
+    if nextitem is None or nextitem.get_closest_marker("full_opt") is None:
+        _compile_with_full_optimisation(False)
+
+
+_full_optimisation = [False]
+
+
+def _compile_with_full_optimisation(full: bool) -> None:
+    """Switch this process's compilation setting, clearing JAX's in-memory caches, which are
+    keyed without it: a full_opt test compiles at full optimisation, and no test of the other
+    setting runs a program compiled under this one (the two settings' results differ in the last
+    bits, and tests compare runs of one process with runs of another bit for bit). Switched only
+    when it changes, so the full_opt tests in a row share their programs."""
+    if _full_optimisation[0] == full:
+        return
     jax.clear_caches()
-    jax.config.update("jax_disable_most_optimizations", False)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_disable_most_optimizations", True)
-        jax.clear_caches()
+    jax.config.update("jax_disable_most_optimizations", not full)
+    _full_optimisation[0] = full
 
 
 @pytest.hookimpl(tryfirst=True)

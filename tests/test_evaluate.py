@@ -41,6 +41,7 @@ def run_dir(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("evaluate-run")  # one worker trains the module's run once
 def test_a_loaded_policy_acts_and_returns_as_the_runs_evaluation(run_dir):
     policy = jaxclimate.load_policy(run_dir)
     assert policy.seeds == 2 and policy.chunks_done == 2
@@ -57,6 +58,7 @@ def test_a_loaded_policy_acts_and_returns_as_the_runs_evaluation(run_dir):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("evaluate-run")  # one worker trains the module's run once
 def test_evaluate_cli_writes_returns_under_changed_parameters(run_dir, capsys):
     assert evaluate.main([str(run_dir), "--episodes", "2", "--no-plots"]) == 0
     assert evaluate.main([str(run_dir), "--episodes", "2", "--no-plots", "--env-set", "damage_coefficient=0.03"]) == 0

@@ -63,6 +63,7 @@ def uninterrupted(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("preemption")  # one worker builds the module's uninterrupted runs once
 @pytest.mark.parametrize(
     "algo, moment", [("ippo", "before-first-checkpoint"), ("ippo", "between-checkpoints"), ("ippo", "during-write"), ("ddpg", "during-write")]
 )
