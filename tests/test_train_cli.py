@@ -30,9 +30,18 @@ TINY = [
 ]
 
 
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory):
+    """The uninterrupted run both resume tests end at: its result and its metrics lines."""
+    run_dir = tmp_path_factory.mktemp("whole")
+    result = train.run(train.build_options(TINY + ["--run-dir", str(run_dir), "--no-plots"]))
+    return result, (run_dir / "metrics.jsonl").read_text().splitlines()
+
+
 @pytest.mark.slow
-def test_resume_gives_the_uninterrupted_result(tmp_path):
-    whole = train.run(train.build_options(TINY + ["--run-dir", str(tmp_path / "whole"), "--no-plots"]))
+@pytest.mark.xdist_group("train-cli-whole")  # one worker trains the module's uninterrupted run once
+def test_resume_gives_the_uninterrupted_result(whole, tmp_path):
+    whole, lines_whole = whole
     part_dir = tmp_path / "part"
     first = train.run(train.build_options(TINY + ["--run-dir", str(part_dir), "--no-plots"]), stop_after_chunks=2)
     assert first["interrupted"] and first["chunks_done"] == 2
@@ -40,7 +49,6 @@ def test_resume_gives_the_uninterrupted_result(tmp_path):
     resumed = train.run(train.build_options(["--resume", str(part_dir), "--quiet"]))
     for a, b in zip(jax.tree_util.tree_leaves(whole["state"]), jax.tree_util.tree_leaves(resumed["state"])):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    lines_whole = (tmp_path / "whole" / "metrics.jsonl").read_text().splitlines()
     lines_part = (part_dir / "metrics.jsonl").read_text().splitlines()
     assert lines_whole == lines_part and len(lines_whole) == 8
     summary = json.loads((part_dir / "summary.json").read_text())
@@ -62,11 +70,12 @@ def test_resume_gives_the_uninterrupted_result(tmp_path):
 
 
 @pytest.mark.slow
-def test_ctrl_c_keeps_the_chunk_that_finished_on_the_device(tmp_path, monkeypatch):
+@pytest.mark.xdist_group("train-cli-whole")
+def test_ctrl_c_keeps_the_chunk_that_finished_on_the_device(whole, tmp_path, monkeypatch):
     """Ctrl-C while a finished chunk's metrics are read (its state already donated to the new
     one): that chunk is kept and checkpointed although no checkpoint was due, and resuming
     gives the uninterrupted result."""
-    whole = train.run(train.build_options(TINY + ["--run-dir", str(tmp_path / "whole"), "--no-plots"]))
+    whole, lines_whole = whole
     calls, metric_lines = [], train.metric_lines
 
     def interrupted_once(*args):
@@ -84,6 +93,7 @@ def test_ctrl_c_keeps_the_chunk_that_finished_on_the_device(tmp_path, monkeypatc
     resumed = train.run(train.build_options(["--resume", str(part_dir), "--quiet"]))
     for a, b in zip(jax.tree_util.tree_leaves(whole["state"]), jax.tree_util.tree_leaves(resumed["state"])):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert (part_dir / "metrics.jsonl").read_text().splitlines() == lines_whole
 
 
 @pytest.mark.slow

@@ -74,34 +74,34 @@ def test_identical_init_and_learning_starts():
 
 
 class RecordCompanyActions:
-    """A rollout hook that records the env actions of every step and trains on none (weight 0)."""
+    """A rollout hook that records the env actions of every step and gives every step the
+    weight held in its state (0 at init: trains on none)."""
 
-    def __init__(self, steps, weight):
-        self.steps, self.weight = steps, weight
+    def __init__(self, steps):
+        self.steps = steps
 
     def init(self, key):
-        return {"actions": jnp.zeros((self.steps, 2, 5, 3)), "t": jnp.zeros((), jnp.int32)}
+        return {"actions": jnp.zeros((self.steps, 2, 5, 3)), "t": jnp.zeros((), jnp.int32), "weight": jnp.zeros(())}
 
     def apply(self, state, key, env_state, actions):
         log = state["actions"].at[state["t"]].set(actions[COMPANIES])
-        return {"actions": log, "t": state["t"] + 1}, actions, jnp.full(env_state.time.shape, self.weight)
+        return {**state, "actions": log, "t": state["t"] + 1}, actions, jnp.full(env_state.time.shape, state["weight"])
 
 
 @pytest.mark.slow
 def test_lock_in_repeats_decisions_and_zero_weights_train_nothing():
     env, params = invest_esg()
-    hook = RecordCompanyActions(10, 0.0)
-    trainer = make_trainer(env, params, IPPOConfig(**TINY, lock_in_period=5), rollout_hook=hook)
+    trainer = make_trainer(env, params, IPPOConfig(**TINY, lock_in_period=5), rollout_hook=RecordCompanyActions(10))
     rs = jax.jit(trainer.init)(jax.random.PRNGKey(1))
-    out, metrics = jax.jit(lambda r: trainer.run(r, 1))(rs)
+    run = jax.jit(lambda r: trainer.run(r, 1))
+    out, metrics = run(rs)
     actions = np.asarray(out.hook["actions"])  # (10 steps, 2 envs, 5 companies, 3)
     for block in (actions[:5], actions[5:]):
         assert (block == block[0]).all()
     assert not np.array_equal(actions[0], actions[5])
     for a, b in zip(jax.tree_util.tree_leaves(out.params), jax.tree_util.tree_leaves(rs.params)):
         np.testing.assert_array_equal(a, b)  # every step had weight 0
-    trained = make_trainer(env, params, IPPOConfig(**TINY), rollout_hook=RecordCompanyActions(10, 1.0))
-    trained, _ = jax.jit(lambda r: trained.run(r, 1))(rs)
+    trained, _ = run(rs.replace(hook={**rs.hook, "weight": jnp.ones(())}))  # the control: weight 1 trains
     assert not np.array_equal(np.asarray(trained.params[COMPANIES]["actor_out"]["kernel"]), np.asarray(rs.params[COMPANIES]["actor_out"]["kernel"]))
 
 

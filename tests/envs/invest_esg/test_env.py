@@ -250,8 +250,8 @@ def test_scaled_markets_run_and_compile_size_does_not_grow():
     shapes = {}
     for config in ("exp_default", "scale_10x10", "scale_25x25"):
         env, params = jaxclimate.make("invest-esg", config=config)
-        obs, state = env.reset(jax.random.PRNGKey(0), params)
-        acts = env.sample_actions(jax.random.PRNGKey(1))
+        obs, state = jax.jit(env.reset)(jax.random.PRNGKey(0), params)  # jitted: eager runs compile op by op
+        acts = jax.jit(env.sample_actions)(jax.random.PRNGKey(1))
         obs, state, rewards, *_ = jax.jit(env.step)(jax.random.PRNGKey(2), state, acts, params)
         assert np.isfinite(np.asarray(obs[COMPANIES])).all()
         shapes[config] = (obs[COMPANIES].shape, obs[INVESTORS].shape, rewards[INVESTORS].shape)
