@@ -131,7 +131,7 @@ def suite_training() -> str:
 
 def acceptance_h100() -> str:
     """The H100 acceptance run's `roofline.json` rows (`env_steps_per_s` against `target_env_steps_per_s`,
-    `fraction_of_roofline` against the issue's 30 %, `bound`) and `training.json` rows (the rate, the row's
+    `fraction_of_roofline` against the 30 % target, `bound`) and `training.json` rows (the rate, the row's
     seconds: `whole_row_s` where it ran end to end, else `projected_row_s` or `paper_run_s`; `meets_target`).
     Bold: a roofline fraction that reaches 30 %."""
     roofline, training = record(H100 / "roofline.json"), record(H100 / "training.json")

@@ -130,25 +130,18 @@ def pytest_collection_modifyitems(config, items):
 def _full_optimisation_where_marked(request, monkeypatch):
     """``@pytest.mark.full_opt``: the test (and the processes it starts) compiles as users'
     programs are compiled, for tests whose time is spent running compiled code."""
-    if os.environ.get(COMPILE_FAST) != "1":
-        yield
-        return
-    full = request.node.get_closest_marker("full_opt") is not None
-    if full:
+    if request.node.get_closest_marker("full_opt") is not None and os.environ.get(COMPILE_FAST) == "1":
         monkeypatch.setenv(COMPILE_FAST, "0")
-    _compile_with_full_optimisation(full)
+        _compile_with_full_optimisation(True)
     yield
 
 
-@pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down
+@pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down (COMPILE_FAST restored)
 def pytest_runtest_teardown(item, nextitem):
     """Back to compile-time-first after a full_opt test unless the next one is full_opt too,
     before any fixture of the next test (module-scoped ones included) compiles."""
-    if nextitem is None or nextitem.get_closest_marker("full_opt") is None:
+    if os.environ.get(COMPILE_FAST) == "1" and (nextitem is None or nextitem.get_closest_marker("full_opt") is None):
         _compile_with_full_optimisation(False)
-
-
-_full_optimisation = [False]
 
 
 def _compile_with_full_optimisation(full: bool) -> None:
@@ -157,11 +150,10 @@ def _compile_with_full_optimisation(full: bool) -> None:
     setting runs a program compiled under this one (the two settings' results differ in the last
     bits, and tests compare runs of one process with runs of another bit for bit). Switched only
     when it changes, so the full_opt tests in a row share their programs."""
-    if _full_optimisation[0] == full:
-        return
+    if jax.config.read("jax_disable_most_optimizations") != full:
+        return  # already compiling with (full) or without (not full) optimisation
     jax.clear_caches()
     jax.config.update("jax_disable_most_optimizations", not full)
-    _full_optimisation[0] = full
 
 
 @pytest.hookimpl(tryfirst=True)
