@@ -14,7 +14,7 @@ from jaxclimate import _cache
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Compiles RICE-N's step (several seconds: above the cache's 0.3 s threshold) the way the CLI
+# Compiles RICE-N's step (several seconds: above the cache's 0.1 s threshold) the way the CLI
 # sets the cache up, and prints how many compilations the persistent cache answered.
 PROGRAM = """
 import json, sys, jax, jaxclimate
@@ -77,5 +77,8 @@ def test_the_suite_compiles_compile_time_first_unless_a_test_is_marked_full_opt(
 
 
 @pytest.mark.full_opt
-def test_a_full_opt_test_and_its_subprocesses_compile_as_users_programs_are():
+def test_a_full_opt_test_and_its_subprocesses_compile_with_optimisation():
+    """At XLA's backend level 1 (conftest.py), or users' level 2 under JAXCLIMATE_TEST_FULL_OPT=1."""
     assert not jax.config.read("jax_disable_most_optimizations") and os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] == "0"
+    level_one = "--xla_backend_optimization_level=1" in os.environ["XLA_FLAGS"].split()
+    assert level_one == (os.environ.get("JAXCLIMATE_TEST_FULL_OPT") != "1")

@@ -59,8 +59,8 @@ def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch):
     monkeypatch.setenv("JAXCLIMATE_FAST", "1")  # the kernel inherits the environment
     monkeypatch.setenv("MPLBACKEND", "Agg")
     # Notebooks train for real and time what they claim (the surrogate's speed-up over
-    # CICERO-SCM): their kernels compile as users' programs are compiled, without the suite's
-    # compile-time-first flag (conftest.py). The compilation cache is still shared.
+    # CICERO-SCM): their kernels compile with optimisation, without the suite's compile-time-first
+    # flag, at the level the full_opt tests use (conftest.py). The compilation cache is shared.
     monkeypatch.delenv(COMPILE_FAST, raising=False)
     start = time.perf_counter()
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
