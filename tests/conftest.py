@@ -79,14 +79,19 @@ if not FULL_OPT:
     os.environ["XLA_FLAGS"] = merge_xla_flags(os.environ["XLA_FLAGS"], RUN_OPTIMISATION_FLAG)
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("JAX_COMPILATION_CACHE_DIR") or ROOT / ".cache" / "jax")
+# Unbounded while the suite runs (a bounded cache scans its whole folder at every write: the
+# suite writes thousands of entries), pruned to CACHE_KEEP_BYTES when a session starts.
+CACHE_KEEP_BYTES = 2 * 1024**3
 if not _cache.cache_disabled():
-    _cache.export_to_subprocesses(CACHE)
+    _cache.export_to_subprocesses(CACHE, max_bytes=_cache.UNBOUNDED)
+    if "PYTEST_XDIST_WORKER" not in os.environ and CACHE.is_dir():
+        _cache.prune(CACHE, CACHE_KEEP_BYTES)
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-_cache.enable_compilation_cache(CACHE)
+_cache.enable_compilation_cache(CACHE, max_bytes=_cache.UNBOUNDED)
 
 DATA = Path(__file__).parent / "data"
 

@@ -82,3 +82,18 @@ def test_a_full_opt_test_and_its_subprocesses_compile_with_optimisation():
     assert not jax.config.read("jax_disable_most_optimizations") and os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] == "0"
     level_one = "--xla_backend_optimization_level=1" in os.environ["XLA_FLAGS"].split()
     assert level_one == (os.environ.get("JAXCLIMATE_TEST_FULL_OPT") != "1")
+
+
+def test_the_suites_cache_is_unbounded_and_pruned_oldest_first(tmp_path):
+    """conftest.py: no bound while the suite runs (a bound scans the folder at every write);
+    ``prune`` keeps the newest entries within its budget, each entry's access-time file with it."""
+    if not _cache.cache_disabled():
+        assert jax.config.jax_compilation_cache_max_size == _cache.UNBOUNDED
+    for age, name in enumerate(("old", "middle", "new")):
+        entry = tmp_path / f"{name}-cache"
+        entry.write_bytes(b"x" * 100)
+        (tmp_path / f"{name}-atime").write_bytes(b"t")
+        os.utime(entry, (1_000 + age, 1_000 + age))
+    assert _cache.prune(tmp_path, 1_000) == 0
+    assert _cache.prune(tmp_path, 150) == 200
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new-atime", "new-cache"]
