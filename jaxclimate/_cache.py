@@ -27,7 +27,7 @@ ENV_DIR = "JAXCLIMATE_CACHE_DIR"
 ENV_SWITCH = "JAXCLIMATE_COMPILE_CACHE"
 MAX_BYTES = 4 * 1024**3
 UNBOUNDED = -1  # JAX's value for a cache without a bound
-_ENTRY_SUFFIX = "-cache"  # JAX's name for an entry's file: <key>-cache
+_ENTRY_SUFFIX, _ATIME_SUFFIX = "-cache", "-atime"  # JAX's files of an entry: <key>-cache, <key>-atime
 # Programs compiling faster than this are not written: reading one back costs about what compiling
 # it does. Measured on 2 cores: the train CLI's and the preemption tests (subprocesses that build
 # the same programs) took 117-123 s at 0.3 s and 103 s at 0.1 s; the in-process tests of envs/,
@@ -103,6 +103,6 @@ def prune(folder: Path, max_bytes: int) -> int:
         if deleted >= excess:
             break
         path.unlink(missing_ok=True)
-        path.with_name(path.name.removesuffix(_ENTRY_SUFFIX) + "-atime").unlink(missing_ok=True)
+        path.with_name(path.name.removesuffix(_ENTRY_SUFFIX) + _ATIME_SUFFIX).unlink(missing_ok=True)
         deleted += size
     return deleted

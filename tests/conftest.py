@@ -143,8 +143,9 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def _full_optimisation_where_marked(request, monkeypatch):
-    """``@pytest.mark.full_opt``: the test (and the processes it starts) compiles as users'
-    programs are compiled, for tests whose time is spent running compiled code."""
+    """``@pytest.mark.full_opt``: the test (and the processes it starts) compiles with
+    optimisation (XLA's level 1, ``RUN_OPTIMISATION_FLAG``), for tests whose time is spent
+    running compiled code."""
     if request.node.get_closest_marker("full_opt") is not None and os.environ.get(COMPILE_FAST) == "1":
         monkeypatch.setenv(COMPILE_FAST, "0")
         _compile_with_full_optimisation(True)
@@ -161,7 +162,7 @@ def pytest_runtest_teardown(item, nextitem):
 
 def _compile_with_full_optimisation(full: bool) -> None:
     """Switch this process's compilation setting, clearing JAX's in-memory caches, which are
-    keyed without it: a full_opt test compiles at full optimisation, and no test of the other
+    keyed without it: a full_opt test compiles with optimisation, and no test of the other
     setting runs a program compiled under this one (the two settings' results differ in the last
     bits, and tests compare runs of one process with runs of another bit for bit). Switched only
     when it changes, so the full_opt tests in a row share their programs."""

@@ -11,6 +11,7 @@ import jax
 import pytest
 
 from jaxclimate import _cache
+from tests.conftest import RUN_OPTIMISATION_FLAG
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,7 +81,7 @@ def test_the_suite_compiles_compile_time_first_unless_a_test_is_marked_full_opt(
 def test_a_full_opt_test_and_its_subprocesses_compile_with_optimisation():
     """At XLA's backend level 1 (conftest.py), or users' level 2 under JAXCLIMATE_TEST_FULL_OPT=1."""
     assert not jax.config.read("jax_disable_most_optimizations") and os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] == "0"
-    level_one = "--xla_backend_optimization_level=1" in os.environ["XLA_FLAGS"].split()
+    level_one = RUN_OPTIMISATION_FLAG in os.environ["XLA_FLAGS"].split()
     assert level_one == (os.environ.get("JAXCLIMATE_TEST_FULL_OPT") != "1")
 
 
