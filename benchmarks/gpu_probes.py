@@ -2,7 +2,7 @@
 plain change (a loop unrolled, another solver) moves it. Each probe times variants of one thing
 in the same run on the same device, so their ratios can be read directly.
 
-    python benchmarks/gpu_probes.py --out DIR [--only ippo cicero ebm flags] [--dry-run]
+    python benchmarks/gpu_probes.py --out DIR [--only ippo cicero ebm gru flags] [--dry-run]
 
 * ``ippo``: IPPO on the climate game's scenario (ii), paper settings, 64 seeds: the whole update
   with ``scan_unroll`` 1 / 5 / 7 (35: a 59-s compile on the CPU), and the env's share of it
@@ -13,6 +13,12 @@ in the same run on the same device, so their ratios can be read directly.
   held (how much of the benchmark is the action sampler), and its implicit-diffusion solve
   alone: ``lax.linalg.tridiagonal_solve`` against elimination as a ``lax.scan`` over the 96
   latitudes and parallel cyclic reduction (7 levels), with their largest difference.
+* ``gru``: the climate game (gru) at 65,536 envs with the surrogate's cell written four ways:
+  flax's GRUCell (six products a step), the hidden state's and the input's kernels merged (two
+  products), the package's cell (one product of the hidden state, the input's five columns as
+  multiply-adds) and one product of [h, x], all at ``Precision.HIGHEST``, and the package's
+  cell at 3xTF32 (a data point); with each one's largest temperature difference from flax's
+  cell over random emission paths.
 * ``flags``: the IPPO row again in a subprocess under XLA GPU flags (CUDA-graph while loops).
 """
 
@@ -41,6 +47,7 @@ from benchmarks.bench_accelerator import ippo_seeds_row, rollout_checksum  # noq
 from benchmarks.harness import device_info, time_compiled  # noqa: E402
 from jaxclimate import make  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
+from jaxclimate.core import precision  # noqa: E402
 from jaxclimate.core.linalg import tridiagonal_solve  # noqa: E402
 
 FLAG_VARIANTS = {
@@ -153,6 +160,81 @@ def probe_ebm(dry: bool) -> dict:
     }
 
 
+def _gru_gates(gh, gx, h, b_hn):
+    H = h.shape[-1]
+    r = jax.nn.sigmoid(gx[..., :H] + gh[..., :H])
+    z = jax.nn.sigmoid(gx[..., H : 2 * H] + gh[..., H : 2 * H])
+    n = jnp.tanh(gx[..., 2 * H :] + r * (gh[..., 2 * H :] + b_hn))
+    return (1 - z) * n + z * h
+
+
+def gru_cells(parts) -> dict:
+    """The variants of ``probe_gru``: name -> step(h, row) for the engine's ``RecurrentParts``."""
+    from jaxclimate.climate.surrogate import merged_gru_step
+
+    w_h, w_x, b_x, b_hn = w = parts._gru
+    H = w_h.shape[0]
+    zeros = jnp.zeros((w_x.shape[0], H), w_x.dtype)
+    # [h, x] @ [[W_hr W_hz W_hn 0], [W_ir W_iz 0 W_in]]: r, z, the hidden part of n, the input part of n
+    w_hx = jnp.concatenate(
+        [jnp.concatenate([w_h, jnp.zeros((H, H), w_h.dtype)], -1), jnp.concatenate([w_x[:, : 2 * H], zeros, w_x[:, 2 * H :]], -1)], 0
+    )
+    b_hx = jnp.concatenate([b_x[: 2 * H], b_hn, b_x[2 * H :]])
+
+    def one_product_of_h_and_x(h, x):
+        g = jnp.concatenate([h, x], -1) @ w_hx + b_hx
+        r, z = jax.nn.sigmoid(g[..., :H]), jax.nn.sigmoid(g[..., H : 2 * H])
+        return (1 - z) * jnp.tanh(g[..., 3 * H :] + r * g[..., 2 * H : 3 * H]) + z * h
+
+    return {
+        "flax GRUCell (6 products)": lambda h, x: parts._cell.apply(parts._cell_params, h, x)[0],
+        "two products (h 128x384, x 5x384)": lambda h, x: _gru_gates(h @ w_h, x @ w_x + b_x, h, b_hn),
+        "package: one product of h, x as multiply-adds": lambda h, x: merged_gru_step(w, h, x),
+        "one product of [h, x] (133x512)": one_product_of_h_and_x,
+    }
+
+
+def probe_gru(dry: bool) -> dict:
+    from jaxclimate.climate import engines
+
+    n, steps = (256, 4) if dry else (65_536, 35)
+    last = jnp.asarray(engines.SurrogateEngine("gru").init().window[-1])
+    paths = jax.random.uniform(jax.random.PRNGKey(1), (64, 65, 1), minval=0.0, maxval=1.5) * last
+    rows, reference = [], None
+    names = list(gru_cells(make("climate-mitigation", engine="gru")[0].engine._parts))
+    package = names[2]
+    # the package's cell again with its products at 3xTF32 (float32-accurate, not adopted: a data point)
+    for name, algorithm in [(name, "highest") for name in names] + [(package, "TF32_TF32_F32_X3")]:
+        precision.PHYSICS_PRECISION = algorithm  # read when the products are traced
+        env, params = make("climate-mitigation", engine="gru")
+        env.engine._parts.step = gru_cells(env.engine._parts)[name]  # read when the step is traced
+        engine = engines.SurrogateEngine("gru")
+        engine._parts.step = gru_cells(engine._parts)[name]
+        try:
+            temps = jax.jit(jax.vmap(lambda e: engines.rollout(engine, e)))(paths)
+            reference = temps if reference is None else reference
+            t = time_compiled(lambda k: rollout_checksum(env, params, k, steps), jax.random.split(jax.random.PRNGKey(0), n), repeats=3)
+        except Exception as error:  # e.g. an algorithm this backend does not support
+            rows.append({"cell": name, "precision": algorithm, "error": f"{type(error).__name__}: {str(error)[:300]}"})
+            continue
+        finally:
+            precision.PHYSICS_PRECISION = "highest"
+        rows.append(
+            {
+                "cell": name,
+                "precision": algorithm,
+                "compile_s": t["compile_s"],
+                "env_steps_per_s": n * steps / t["median_s"],
+                "max_abs_dT_from_flax_K": float(jnp.max(jnp.abs(temps - reference))),
+            }
+        )
+        print(
+            f"  gru: {name:<48} {algorithm:<18} {rows[-1]['env_steps_per_s']:>14,.0f} env-steps/s, {rows[-1]['max_abs_dT_from_flax_K']:.2e} K",
+            flush=True,
+        )
+    return {"n_envs": n, "steps": steps, "rows": rows}
+
+
 def probe_flags(dry: bool) -> dict:
     rows = []
     code = (
@@ -172,7 +254,7 @@ def probe_flags(dry: bool) -> dict:
     return {"rows": rows}
 
 
-PROBES = {"ippo": probe_ippo, "cicero": probe_cicero, "ebm": probe_ebm, "flags": probe_flags}
+PROBES = {"ippo": probe_ippo, "cicero": probe_cicero, "ebm": probe_ebm, "gru": probe_gru, "flags": probe_flags}
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -136,6 +136,7 @@ class RecurrentParts:
         self.config = config
         self._cell, self._cell_params = _recurrent_cell(config), {"params": params[config.kind]}
         self._head, self._head_params = _head(config), {"params": params["head"]}
+        self._gru = _merged_gru_weights(params["gru"]) if config.kind == "gru" else None
 
     def zero_carry(self) -> Any:
         h = jnp.zeros((self.config.hidden,), jnp.float32)
@@ -143,6 +144,8 @@ class RecurrentParts:
 
     def step(self, carry: Any, row: jax.Array) -> Any:
         """One encoder step on a z-scored row (5,)."""
+        if self._gru is not None:
+            return merged_gru_step(self._gru, carry, row)
         return self._cell.apply(self._cell_params, carry, row)[0]
 
     def output(self, carry: Any) -> jax.Array:
@@ -150,6 +153,36 @@ class RecurrentParts:
 
     def head(self, h: jax.Array, current: jax.Array) -> jax.Array:
         return self._head.apply(self._head_params, h, current)
+
+
+# --- GRU cell with one product per step (the climate engine's) -----------------------------------
+#
+# flax's GRUCell runs six products a step: three of the input row (5 wide) and three of the
+# hidden state. Batched over 65,536 envs each writes a (65,536, 128) float32 result that the
+# gates then read back, so on a GPU the step is bound by moving those results rather than by
+# the products themselves. Here the hidden state's three kernels are one (H, 3H) product and the
+# input row's contribution, 5 wide, is written as multiply-adds that XLA fuses into the gates.
+# The arithmetic is flax's GRUCell (names and gate equations below), summed in another order.
+
+
+def _merged_gru_weights(p: Any) -> tuple[jax.Array, ...]:
+    """(w_h (H, 3H), w_x (5, 3H), b_x (3H,), b_hn (H,)) from flax GRUCell parameters."""
+    cat = lambda names, leaf: jnp.concatenate([jnp.asarray(p[n][leaf]) for n in names], axis=-1)  # noqa: E731
+    return cat(("hr", "hz", "hn"), "kernel"), cat(("ir", "iz", "in"), "kernel"), cat(("ir", "iz", "in"), "bias"), jnp.asarray(p["hn"]["bias"])
+
+
+def merged_gru_step(w: tuple[jax.Array, ...], h: jax.Array, x: jax.Array) -> jax.Array:
+    """flax's GRUCell step, h (..., H) and x (..., 5) -> h', with one product of h."""
+    w_h, w_x, b_x, b_hn = w
+    gh = h @ w_h
+    gx = b_x
+    for j in range(w_x.shape[0]):  # the input's few columns as elementwise multiply-adds
+        gx = gx + x[..., j : j + 1] * w_x[j]
+    H = h.shape[-1]
+    r = jax.nn.sigmoid(gx[..., :H] + gh[..., :H])
+    z = jax.nn.sigmoid(gx[..., H : 2 * H] + gh[..., H : 2 * H])
+    n = jnp.tanh(gx[..., 2 * H :] + r * (gh[..., 2 * H :] + b_hn))
+    return (1 - z) * n + z * h
 
 
 # --- GRU with a hand-written backward pass (training speed) -------------------------------------
