@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "results.md"
 BENCH = ROOT / "benchmarks" / "results"
 H200 = BENCH / "accelerator-nvidia-h200"
-H100 = BENCH / "accelerator-nvidia-h100"
+H100 = BENCH / "accelerator-nvidia-h100" / "run2"  # the newest H100 run
 BASELINES = ROOT / "baselines" / "results"
 PAPER_FEDRAIN = ROOT / "baselines" / "data" / "fedrain_paper_tables.json"
 

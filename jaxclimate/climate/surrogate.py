@@ -163,6 +163,8 @@ class RecurrentParts:
 # the products themselves. Here the hidden state's three kernels are one (H, 3H) product and the
 # input row's contribution, 5 wide, is written as multiply-adds that XLA fuses into the gates.
 # The arithmetic is flax's GRUCell (names and gate equations below), summed in another order.
+# On an H100 the climate game (gru) at 65,536 envs ran 5.96M env-steps/s with this cell and 5.26M
+# with flax's (docs/gpu.md, benchmarks/gpu_probes.py --only gru).
 
 
 def _merged_gru_weights(p: Any) -> tuple[jax.Array, ...]:

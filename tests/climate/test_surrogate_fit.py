@@ -61,6 +61,20 @@ def test_hand_written_gru_backward_equals_autodiff():
         np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=0, atol=1e-5 * scale, err_msg=jax.tree_util.keystr(path))
 
 
+def test_merged_gru_step_equals_flax_gru_cell():
+    """The climate engine's one-product cell is flax's GRUCell, every gate included."""
+    cfg = surrogate.SurrogateConfig.paper("gru")
+    params = jax.tree_util.tree_map(lambda a: 3.0 * a, surrogate.init_params(cfg, jax.random.PRNGKey(0)))  # saturating gates
+    params["gru"]["hn"]["bias"] = jax.random.normal(jax.random.PRNGKey(3), (cfg.hidden,))  # zero at init: give it a part
+    h = jax.random.normal(jax.random.PRNGKey(1), (16, cfg.hidden))
+    x = jax.random.normal(jax.random.PRNGKey(2), (16, surrogate.N_GASES))
+    parts = surrogate.RecurrentParts(cfg, params)
+    flax_cell = parts._cell.apply(parts._cell_params, h, x)[0]
+    merged = jax.jit(parts.step)(h, x)
+    assert float(jnp.abs(merged - h).max()) > 0.1  # the step moves the state
+    np.testing.assert_allclose(np.asarray(merged), np.asarray(flax_cell), rtol=0, atol=2e-6)
+
+
 def test_invalid_configs():
     with pytest.raises(ValueError, match="kind must be"):
         surrogate.SurrogateConfig(kind="transformer")
