@@ -21,7 +21,7 @@ earlier years are SSP2-4.5.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import jax
@@ -58,6 +58,25 @@ def _check_emissions_shape(emissions_t: jax.Array) -> None:
         raise ValueError(f"emissions_t must have shape (5,) ({', '.join(cicero.CONTROLLABLE)}), got {jnp.shape(emissions_t)}")
 
 
+@at_physics_precision
+@partial(jax.jit, static_argnums=0)
+def baseline_prefix_carries(config: sg.SurrogateConfig, params: Any, rows: jax.Array) -> Any:
+    """The encoder's carry after ``rows[k:]`` (z-scored, (W, 5)) from a zero carry, for k = 0..W
+    (k = W: zero). Compiled once per architecture: every climate game made builds this table."""
+    parts = sg.RecurrentParts(config, params)
+    W = rows.shape[0]
+
+    def carry_after(k):
+        def body(carry, i_row):
+            i, row = i_row
+            advanced = parts.step(carry, row)  # rows before k leave the carry at zero
+            return jax.tree_util.tree_map(lambda a, b: jnp.where(i >= k, a, b), advanced, carry), None
+
+        return jax.lax.scan(body, parts.zero_carry(), (jnp.arange(W), rows))[0]
+
+    return jax.vmap(carry_after)(jnp.arange(W + 1))
+
+
 class SurrogateEngine:
     """The trained surrogate as a pure-JAX climate engine (default: the shipped GRU).
 
@@ -80,7 +99,9 @@ class SurrogateEngine:
         self.reuse_baseline_prefix = bool(reuse_baseline_prefix) and self.surrogate.config.kind in ("gru", "lstm")
         if self.reuse_baseline_prefix:
             self._parts = sg.RecurrentParts(self.surrogate.config, self.surrogate.params)
-            self._prefix_carries = self._baseline_prefix_carries()
+            rows = sg.normalise(jnp.asarray(self.init().window), self._mean, self._std)
+            carries = baseline_prefix_carries(self.surrogate.config, self.surrogate.params, rows)
+            self._prefix_carries = jax.tree_util.tree_map(np.asarray, carries)
             self._predict_from_prefix = self._make_predict_from_prefix()
 
     def init(self) -> SurrogateEngineState:
@@ -104,21 +125,6 @@ class SurrogateEngine:
             return new, self.surrogate.predict(x)
         stepped = jnp.clip(state.year - self.start_year, 0, self.window_length)
         return new, self._predict_from_prefix(x, stepped)
-
-    def _baseline_prefix_carries(self) -> Any:
-        """Encoder carry after the initial window's rows k..W−1, for k = 0..W (k = W: zero)."""
-        W, parts = self.window_length, self._parts
-        rows = sg.normalise(jnp.asarray(self.init().window), self._mean, self._std)
-
-        def carry_after(k):
-            def body(carry, i_row):
-                i, row = i_row
-                advanced = parts.step(carry, row)  # rows before k leave the carry at zero
-                return jax.tree_util.tree_map(lambda a, b: jnp.where(i >= k, a, b), advanced, carry), None
-
-            return jax.lax.scan(body, parts.zero_carry(), (jnp.arange(W), rows))[0]
-
-        return jax.tree_util.tree_map(np.asarray, jax.jit(jax.vmap(carry_after))(jnp.arange(W + 1)))
 
     def _make_predict_from_prefix(self):
         """(window (W+1, 5) raw, steps k since init) -> dT, starting from the table's carry."""

@@ -11,7 +11,7 @@ import pytest
 
 import jaxclimate
 from jaxclimate.algos.ippo import IPPOConfig, make_trainer
-from jaxclimate.climate import fit, surrogate
+from jaxclimate.climate import engines, fit, surrogate
 from jaxclimate.climate.cicero_jax import CiceroJAX
 
 FULL = (jax.lax.Precision.HIGHEST, jax.lax.Precision.HIGHEST)
@@ -58,6 +58,16 @@ def test_cicero_jax_contracts_at_full_precision():
     model = CiceroJAX()
     count, low = below_full(lambda e: model.run(e)["dT_glob_air"], jnp.ones((61, 5)))
     assert count > 0 and not low
+
+
+def test_the_surrogate_engines_construction_contracts_at_full_precision():
+    """What the engine computes once when it is built, outside any step (the table of encoder
+    carries after the baseline rows, the initial temperature), runs at full precision too."""
+    s = engines.SurrogateEngine("gru").surrogate
+    prefix = lambda p, rows: engines.baseline_prefix_carries(s.config, p, rows)  # noqa: E731
+    for fn, args in ((prefix, (s.params, jnp.zeros((s.config.window, 5)))), (s.predict, (jnp.zeros((s.config.window + 1, 5)),))):
+        count, low = below_full(fn, *args)
+        assert count > 0 and not low, low[:3]
 
 
 @pytest.mark.parametrize("kind", ["gru", "lstm", "tcn"])
