@@ -193,9 +193,10 @@ class RiceN(Environment[RiceState, RiceParams]):
         self.nvec = negotiation.action_nvec(self.protocol, n)
         self.stage_slices = negotiation.stage_slices(self.protocol, n)
         self._action_space = MultiDiscrete(self.nvec)
-        start = initial_state(self._params(), dtype, self.climate)
-        shared_dim = int(self._shared_features(start).shape[-1])
-        own_dim = sum(int(x.shape[-1]) for x in self._own_features(start))
+        # the features' widths only: computed, they ran ~150 eager programs (2 s on a CPU) per env made
+        start = jax.eval_shape(lambda: initial_state(self._params(), dtype, self.climate))
+        shared_dim = int(jax.eval_shape(self._shared_features, start).shape[-1])
+        own_dim = sum(int(x.shape[-1]) for x in jax.eval_shape(self._own_features, start))
         self.obs_dim = shared_dim + own_dim
         if self.factored:
             self._observation_space = FactoredBox(shared_dim, own_dim, insert_at=n, dtype=dtype)
