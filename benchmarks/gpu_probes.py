@@ -160,17 +160,13 @@ def probe_ebm(dry: bool) -> dict:
     }
 
 
-def _gru_gates(gh, gx, h, b_hn):
-    H = h.shape[-1]
-    r = jax.nn.sigmoid(gx[..., :H] + gh[..., :H])
-    z = jax.nn.sigmoid(gx[..., H : 2 * H] + gh[..., H : 2 * H])
-    n = jnp.tanh(gx[..., 2 * H :] + r * (gh[..., 2 * H :] + b_hn))
-    return (1 - z) * n + z * h
+#: the engine's own cell (jaxclimate.climate.surrogate.merged_gru_step) among ``gru_cells``
+PACKAGE_CELL = "package: one product of h, x as multiply-adds"
 
 
 def gru_cells(parts) -> dict:
     """The variants of ``probe_gru``: name -> step(h, row) for the engine's ``RecurrentParts``."""
-    from jaxclimate.climate.surrogate import merged_gru_step
+    from jaxclimate.climate.surrogate import gru_update, merged_gru_step
 
     w_h, w_x, b_x, b_hn = w = parts._gru
     H = w_h.shape[0]
@@ -188,8 +184,8 @@ def gru_cells(parts) -> dict:
 
     return {
         "flax GRUCell (6 products)": lambda h, x: parts._cell.apply(parts._cell_params, h, x)[0],
-        "two products (h 128x384, x 5x384)": lambda h, x: _gru_gates(h @ w_h, x @ w_x + b_x, h, b_hn),
-        "package: one product of h, x as multiply-adds": lambda h, x: merged_gru_step(w, h, x),
+        "two products (h 128x384, x 5x384)": lambda h, x: gru_update(h @ w_h, x @ w_x + b_x, h, b_hn),
+        PACKAGE_CELL: lambda h, x: merged_gru_step(w, h, x),
         "one product of [h, x] (133x512)": one_product_of_h_and_x,
     }
 
@@ -198,20 +194,18 @@ def probe_gru(dry: bool) -> dict:
     from jaxclimate.climate import engines
 
     n, steps = (256, 4) if dry else (65_536, 35)
-    last = jnp.asarray(engines.SurrogateEngine("gru").init().window[-1])
+    env, params = make("climate-mitigation", engine="gru")
+    last = jnp.asarray(env.engine.init().window[-1])
     paths = jax.random.uniform(jax.random.PRNGKey(1), (64, 65, 1), minval=0.0, maxval=1.5) * last
+    # every cell at HIGHEST, then the package's cell at 3xTF32 (float32-accurate, not adopted: a data point)
+    variants = [(name, "highest") for name in gru_cells(env.engine._parts)] + [(PACKAGE_CELL, "TF32_TF32_F32_X3")]
     rows, reference = [], None
-    names = list(gru_cells(make("climate-mitigation", engine="gru")[0].engine._parts))
-    package = names[2]
-    # the package's cell again with its products at 3xTF32 (float32-accurate, not adopted: a data point)
-    for name, algorithm in [(name, "highest") for name in names] + [(package, "TF32_TF32_F32_X3")]:
+    for name, algorithm in variants:
         precision.PHYSICS_PRECISION = algorithm  # read when the products are traced
-        env, params = make("climate-mitigation", engine="gru")
-        env.engine._parts.step = gru_cells(env.engine._parts)[name]  # read when the step is traced
-        engine = engines.SurrogateEngine("gru")
-        engine._parts.step = gru_cells(engine._parts)[name]
         try:
-            temps = jax.jit(jax.vmap(lambda e: engines.rollout(engine, e)))(paths)
+            env, params = make("climate-mitigation", engine="gru")  # a fresh engine: nothing traced yet
+            env.engine._parts.step = gru_cells(env.engine._parts)[name]  # read when the step is traced
+            temps = jax.jit(jax.vmap(lambda e: engines.rollout(env.engine, e)))(paths)
             reference = temps if reference is None else reference
             t = time_compiled(lambda k: rollout_checksum(env, params, k, steps), jax.random.split(jax.random.PRNGKey(0), n), repeats=3)
         except Exception as error:  # e.g. an algorithm this backend does not support

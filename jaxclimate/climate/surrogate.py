@@ -176,10 +176,15 @@ def _merged_gru_weights(p: Any) -> tuple[jax.Array, ...]:
 def merged_gru_step(w: tuple[jax.Array, ...], h: jax.Array, x: jax.Array) -> jax.Array:
     """flax's GRUCell step, h (..., H) and x (..., 5) -> h', with one product of h."""
     w_h, w_x, b_x, b_hn = w
-    gh = h @ w_h
     gx = b_x
     for j in range(w_x.shape[0]):  # the input's few columns as elementwise multiply-adds
         gx = gx + x[..., j : j + 1] * w_x[j]
+    return gru_update(h @ w_h, gx, h, b_hn)
+
+
+def gru_update(gh: jax.Array, gx: jax.Array, h: jax.Array, b_hn: jax.Array) -> jax.Array:
+    """h' from the hidden state's and the input's pre-activations (..., 3H), blocks r, z, n
+    (the input's with its biases; the hidden n block's bias is ``b_hn``)."""
     H = h.shape[-1]
     r = jax.nn.sigmoid(gx[..., :H] + gh[..., :H])
     z = jax.nn.sigmoid(gx[..., H : 2 * H] + gh[..., H : 2 * H])
