@@ -232,7 +232,8 @@ def training(dry: bool, save) -> dict:
     from benchmarks import bench_fedrain, bench_invest_esg
 
     rows = []
-    ddpg = bench_fedrain.timed_training("ebm-v3-a6", 2 if dry else 10, 200 if dry else 1000, 1, 8 if dry else None)
+    # dry: the two-agent tiny program of the FedRAIN benchmark's own smoke test, not the row's env
+    ddpg = bench_fedrain.timed_training("ebm-v3-a2", 2, 200, 1, 16) if dry else bench_fedrain.timed_training("ebm-v3-a6", 10, 1000, 1)
     row_s = ddpg["projected_row_minutes"] * 60 if ddpg["projected_row_minutes"] else None
     rows.append(
         {

@@ -11,7 +11,7 @@ import jax
 import pytest
 
 from jaxclimate import _cache
-from tests.conftest import RUN_OPTIMISATION_FLAG
+from tests.conftest import LEGACY_EMITTERS_FLAG, RUN_OPTIMISATION_FLAG, _xla_accepts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,6 +83,14 @@ def test_a_full_opt_test_and_its_subprocesses_compile_with_optimisation():
     assert not jax.config.read("jax_disable_most_optimizations") and os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] == "0"
     level_one = RUN_OPTIMISATION_FLAG in os.environ["XLA_FLAGS"].split()
     assert level_one == (os.environ.get("JAXCLIMATE_TEST_FULL_OPT") != "1")
+
+
+def test_the_suite_and_its_workers_compile_with_the_legacy_cpu_emitters_where_jaxlib_has_them():
+    """conftest.py: the main process adds the flag once its jaxlib accepts it; a worker (this
+    process under xdist) and every subprocess inherit it through ``XLA_FLAGS``."""
+    if os.environ.get("JAXCLIMATE_TEST_FULL_OPT") == "1":
+        pytest.skip("JAXCLIMATE_TEST_FULL_OPT=1 compiles every test as users' programs are")
+    assert LEGACY_EMITTERS_FLAG in os.environ["XLA_FLAGS"].split() or not _xla_accepts(LEGACY_EMITTERS_FLAG)
 
 
 def test_the_suites_cache_is_unbounded_and_pruned_oldest_first(tmp_path):
