@@ -15,8 +15,9 @@ rather than users' level 2: a RICE-N training run in FAST mode on one core compi
 instead of 38 s and ran in 28 s instead of 25 s, and the five notebooks took 293 s instead of
 363 s. Neither changes semantics: each comparison a test makes is between programs compiled
 alike within the test, or within a stated tolerance. ``JAXCLIMATE_TEST_FULL_OPT=1`` runs the
-whole suite as users' programs are compiled. Both settings also compile with XLA:CPU's legacy
-fusion emitters (``LEGACY_EMITTERS_FLAG`` below), about a third faster to compile.
+whole suite as users' programs are compiled. Otherwise every test, ``full_opt`` or not, also
+compiles with XLA:CPU's legacy fusion emitters (``LEGACY_EMITTERS_FLAG`` below), about a third
+faster to compile.
 
 Each test's JAX compile time (tracing, lowering and XLA compilation in the test's own process,
 read from ``jax.monitoring``) is recorded beside its duration; ``--compile-report N`` prints the
@@ -74,13 +75,13 @@ if not FULL_OPT:
     os.environ.setdefault(COMPILE_FAST, "1")
 
 from jaxclimate import _cache  # noqa: E402
-from jaxclimate._xla import merge_xla_flags, use_cpu_safe_xla_flags  # noqa: E402
+from jaxclimate._xla import flag_names, merge_xla_flags, use_cpu_safe_xla_flags  # noqa: E402
 
 #: XLA:CPU's legacy fusion emitters (LLVM IR written directly) instead of its MLIR fusion
 #: emitters: the same programs compile about a third faster (tests/algos/test_ippo_options.py and
 #: test_off_policy.py from a cold cache 128 -> 84 s; notebook 02 90 -> 75 s). Tests only, like
-#: the optimisation levels; kept where a jaxlib no longer knows the flag (XLA aborts on one it
-#: does not know, so the main process asks a throwaway process first and the workers inherit).
+#: the optimisation levels; left out where a jaxlib no longer knows the flag (XLA aborts on one
+#: it does not know, so the main process asks a throwaway process first and the workers inherit).
 LEGACY_EMITTERS_FLAG = "--xla_cpu_use_fusion_emitters=false"
 
 
@@ -93,9 +94,9 @@ def _xla_accepts(flag: str) -> bool:
 use_cpu_safe_xla_flags()
 if not FULL_OPT:
     os.environ["XLA_FLAGS"] = merge_xla_flags(os.environ["XLA_FLAGS"], RUN_OPTIMISATION_FLAG)
-    if "PYTEST_XDIST_WORKER" not in os.environ and "xla_cpu_use_fusion_emitters" not in os.environ["XLA_FLAGS"]:
-        if _xla_accepts(LEGACY_EMITTERS_FLAG):
-            os.environ["XLA_FLAGS"] = merge_xla_flags(os.environ["XLA_FLAGS"], LEGACY_EMITTERS_FLAG)
+    unset = flag_names(LEGACY_EMITTERS_FLAG).isdisjoint(flag_names(os.environ["XLA_FLAGS"]))  # a user's value wins
+    if unset and "PYTEST_XDIST_WORKER" not in os.environ and _xla_accepts(LEGACY_EMITTERS_FLAG):
+        os.environ["XLA_FLAGS"] = merge_xla_flags(os.environ["XLA_FLAGS"], LEGACY_EMITTERS_FLAG)
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("JAX_COMPILATION_CACHE_DIR") or ROOT / ".cache" / "jax")
 # Unbounded while the suite runs (a bounded cache scans its whole folder at every write: the
