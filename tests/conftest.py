@@ -147,12 +147,7 @@ def pytest_itemcollected(item):
     if item.get_closest_marker("full_opt") is not None:
         item.add_marker(pytest.mark.xdist_group("full-opt"))
     elif item.get_closest_marker("xdist_group") is None:
-        item.add_marker(pytest.mark.xdist_group(file_group(item)))
-
-
-def file_group(item) -> str:
-    """The xdist group of a test with none of its own: its file, as in its node id."""
-    return item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))  # its file, as in its node id
 
 
 def pytest_collection_modifyitems(config, items):
