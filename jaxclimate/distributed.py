@@ -113,12 +113,13 @@ class RunPlacement:
     def num_devices(self) -> int:
         return self.mesh.devices.size
 
-    def compile(self, per_run: Callable, num_args: int = 1, donate: bool = False) -> Callable:
+    def compile(self, per_run: Callable, num_args: int = 1, donate: bool = False, num_shared: int = 0) -> Callable:
         """``per_run`` (one run's function) over every device's own runs:
-        ``jit(shard_map(vmap(per_run)))`` with every argument and output split along axis 0.
-        ``donate``: the arguments' buffers are given to the outputs (a training chunk's state,
-        replay buffers included, then lives on the device once, not twice); the caller must
-        not read them after the call.
+        ``jit(shard_map(vmap(per_run)))`` with the first ``num_args`` arguments and every
+        output split along axis 0; ``num_shared`` more arguments (from :meth:`shared`) reach
+        every run whole. ``donate``: the split arguments' buffers are given to the outputs (a
+        training chunk's state, replay buffers included, then lives on the device once, not
+        twice); the caller must not read them after the call.
 
         ``shard_map`` rather than ``jit`` with shardings alone: under ``vmap`` a
         ``while_loop`` whose condition depends on the batch stops when every row is done, and
@@ -129,16 +130,22 @@ class RunPlacement:
         local = self.runs // self.num_devices
 
         def on_device(*args):
+            split, shared = args[:num_args], args[num_args:]
             if local == 1:
-                out = per_run(*jax.tree_util.tree_map(lambda x: x[0], args))
+                out = per_run(*jax.tree_util.tree_map(lambda x: x[0], split), *shared)
                 return jax.tree_util.tree_map(lambda x: x[None], out)
-            return jax.vmap(per_run)(*args)
+            return jax.vmap(per_run, in_axes=(0,) * num_args + (None,) * num_shared)(*split, *shared)
 
         spec = PartitionSpec(AXIS)
         return jax.jit(
-            jax.shard_map(on_device, mesh=self.mesh, in_specs=(spec,) * num_args, out_specs=spec, check_vma=False),
+            jax.shard_map(on_device, mesh=self.mesh, in_specs=(spec,) * num_args + (PartitionSpec(),) * num_shared, out_specs=spec, check_vma=False),
             donate_argnums=tuple(range(num_args)) if donate else (),
         )
+
+    def shared(self, value: Any) -> jax.Array:
+        """A host value as one array held whole by every device of the mesh."""
+        value = np.asarray(value)
+        return jax.make_array_from_callback(value.shape, NamedSharding(self.mesh, PartitionSpec()), lambda idx: value[idx])
 
     def from_host(self, tree: Any) -> Any:
         """Host arrays with the run axis first → global arrays laid out over the mesh (each

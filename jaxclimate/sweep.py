@@ -34,6 +34,7 @@ import numpy as np  # noqa: E402
 
 from jaxclimate import distributed, train  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
+from jaxclimate.algos.base import run_up_to  # noqa: E402
 from jaxclimate.reporting import nan_mean, over_seeds  # noqa: E402
 from jaxclimate.run_options import RunOptions  # noqa: E402
 
@@ -87,7 +88,8 @@ def run_sweep(options: RunOptions, key: str, texts: list[str], out: Path) -> dic
     init = placement.compile(lambda k, p: trainer.init(k, p), num_args=2)
     state = init(placement.from_host(keys), per_run_params)
     sizes = train._chunk_sizes(config.num_updates, options.chunks)
-    runners: dict[int, Any] = {}
+    length = max(sizes)  # one program for every chunk size (they differ by one update at most)
+    runner = placement.compile(lambda rs, hp, p, n: run_up_to(trainer.run, rs, n, length, hp, p), num_args=3, num_shared=1)
     from tqdm.auto import tqdm
 
     bar = tqdm(
@@ -99,10 +101,8 @@ def run_sweep(options: RunOptions, key: str, texts: list[str], out: Path) -> dic
     )
     chunks, start = [], time.perf_counter()
     for n in sizes:
-        if n not in runners:
-            runners[n] = placement.compile(lambda rs, hp, p, n=n: trainer.run(rs, n, hp, p), num_args=3)
-        state, metrics = runners[n](state, per_run_hp, per_run_params)
-        chunks.append(placement.to_host(metrics))
+        state, metrics = runner(state, per_run_hp, per_run_params, placement.shared(np.int32(n)))
+        chunks.append(jax.tree_util.tree_map(lambda x, n=n: x[:, :n], placement.to_host(metrics)))
         bar.update(n * config.steps_per_update * seeds * n_values)
     bar.close()
     wall = time.perf_counter() - start

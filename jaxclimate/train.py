@@ -63,6 +63,7 @@ import numpy as np  # noqa: E402
 
 from jaxclimate import _cache, _xla, distributed  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
+from jaxclimate.algos.base import run_up_to  # noqa: E402
 from jaxclimate.algos.registry import algorithms, get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make, registered_envs  # noqa: E402
 from jaxclimate.loggers import MetricsSink, parse_loggers  # noqa: E402
@@ -522,12 +523,9 @@ def run(options: RunOptions, stop_after_chunks: int | None = None) -> dict[str, 
     done_chunks = 0
     if options.resume:
         state, done_chunks = _resume(state, ckpt, placement, sizes, config.steps_per_update, run_dir, writer)
-    runners = {}
-
-    def compiled(n: int):
-        if n not in runners:  # the state lives once (donated); each chunk says what went non-finite
-            runners[n] = placement.compile(lambda rs: _run_and_check(trainer, rs, n), donate=True)
-        return runners[n]
+    # one program for every chunk size (they differ by one update at most); the state lives once
+    # (donated); each chunk says what went non-finite
+    runner = placement.compile(lambda rs, n: _run_and_check(trainer, rs, n, max(sizes)), donate=True, num_shared=1)
 
     bar = _progress_bar(
         f"{algo.name.upper()} {env.name}", config.num_updates, sum(sizes[:done_chunks]), config.steps_per_update * seeds, options.quiet or not writer
@@ -538,7 +536,8 @@ def run(options: RunOptions, stop_after_chunks: int | None = None) -> dict[str, 
 
     def record(chunk: int, metrics: Any) -> None:
         """Write a finished chunk's metrics and move the progress bar."""
-        lines = metric_lines(placement.to_host(metrics), sum(sizes[:chunk]), config.steps_per_update)
+        rows = jax.tree_util.tree_map(lambda x: x[:, : sizes[chunk]], placement.to_host(metrics))  # (seeds, updates, ...)
+        lines = metric_lines(rows, sum(sizes[:chunk]), config.steps_per_update)
         sink.write(lines)
         last = json.loads(lines[-1])
         bar.update(sizes[chunk] * config.steps_per_update * seeds)
@@ -552,7 +551,7 @@ def run(options: RunOptions, stop_after_chunks: int | None = None) -> dict[str, 
             if stop_after_chunks is not None and chunk - done_chunks >= stop_after_chunks:
                 interrupted = True
                 break
-            state, metrics, flags = compiled(sizes[chunk])(state)  # the old state is donated to the new one
+            state, metrics, flags = runner(state, placement.shared(np.int32(sizes[chunk])))  # the old state is donated to the new one
             pending = (chunk, metrics)
             record(chunk, metrics)
             pending = None
@@ -603,10 +602,11 @@ def _resume(state, ckpt, placement, sizes: list[int], steps_per_update: int, run
     return state, done_chunks
 
 
-def _run_and_check(trainer, state, n: int) -> tuple[Any, Any, dict[str, jax.Array]]:
-    """``n`` updates of one run, and whether its training state (parameters, optimiser and env
-    state, buffers) or its losses went non-finite: a pass over them inside the program."""
-    state, metrics = trainer.run(state, n)
+def _run_and_check(trainer, state, n: jax.Array, length: int) -> tuple[Any, Any, dict[str, jax.Array]]:
+    """``n`` (traced, ≤ ``length``) updates of one run, their metrics in ``length`` rows, and
+    whether its training state (parameters, optimiser and env state, buffers) or its losses
+    went non-finite: a pass over them inside the program."""
+    state, metrics = run_up_to(trainer.run, state, n, length)
 
     def non_finite(leaves) -> jax.Array:
         floats = [x for x in leaves if jnp.issubdtype(x.dtype, jnp.inexact)]

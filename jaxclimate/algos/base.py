@@ -29,6 +29,22 @@ class Trainer(NamedTuple):
     initial_carry: Callable[[int], Any] = lambda batch: None
 
 
+def run_up_to(run: Callable[..., tuple[Any, dict]], state: Any, n: jax.Array, length: int, *args: Any) -> tuple[Any, dict]:
+    """The first ``n`` of ``length`` updates: ``run(state, 1, *args)`` (a trainer's ``run``)
+    applied ``n`` times, where ``n`` (≤ ``length``) is a traced integer, so one program serves
+    every chunk size of a run. A training run cut into chunks of 3 and 2 updates otherwise
+    compiles its whole update twice (5.4 s each for the climate game on 2 CPU cores). Metrics
+    have ``length`` rows; those from row ``n`` on are zeros."""
+
+    def one(s):
+        s, metrics = run(s, 1, *args)
+        return s, jax.tree_util.tree_map(lambda x: x[0], metrics)
+
+    blank = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(one, state)[1])
+    # ``n`` is the same for every run of a batch, so the branch stays a branch under ``vmap``
+    return jax.lax.scan(lambda s, i: jax.lax.cond(i < n, one, lambda s: (s, blank), s), state, jnp.arange(length))
+
+
 @dataclasses.dataclass(frozen=True)
 class Algorithm:
     """A learning algorithm as the training CLI knows it: a name, its config dataclass and

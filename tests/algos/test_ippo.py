@@ -1,11 +1,13 @@
 """IPPO learns on probe environments and on the climate game; seeds and settings vmap."""
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from jaxclimate import make
+from jaxclimate.algos.base import run_up_to
 from jaxclimate.algos.ippo import IPPOConfig, make_train, make_trainer
 from tests.algos.probe_envs import ContextualBandit, Memory
 
@@ -69,17 +71,32 @@ def test_seeds_and_hyperparameters_vmap_in_one_program():
 def test_chunked_run_equals_one_run():
     """init + run(1) + run(1) gives exactly the same parameters as one run of 2 updates (the
     chunk boundary carries the key, the optimiser, the GRU carry and the update counter; two
-    chunk lengths, so two programs)."""
+    chunk lengths, so two programs), and ``run_up_to`` runs both lengths in one."""
     env = Memory()
     config = IPPOConfig(total_timesteps=8 * 4 * 2, num_envs=8, num_steps=4, num_minibatches=2, hidden_size=16, network="gru")
     trainer = make_trainer(env, env.default_params, config)
     run = jax.jit(trainer.run, static_argnums=1)
     rs = trainer.init(jax.random.PRNGKey(2))
-    whole, _ = run(rs, 2)
-    part, _ = run(rs, 1)
-    part, _ = run(part, 1)
+    whole, whole_metrics = run(rs, 2)
+    first, first_metrics = run(rs, 1)
+    part, _ = run(first, 1)
     for a, b in zip(jax.tree_util.tree_leaves(whole.params), jax.tree_util.tree_leaves(part.params)):
         np.testing.assert_array_equal(a, b)
+
+    # what the CLI and sweeps compile: 1 or 2 of 2 updates in one program (``n`` traced), the
+    # same parameters as ``run`` of that many updates, the metric rows past ``n`` zeros
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def up_to(rs, n):
+        return run_up_to(trainer.run, rs, n, 2)
+
+    for n, expected, expected_metrics in ((1, first, first_metrics), (2, whole, whole_metrics)):
+        state, metrics = up_to(rs, n)
+        for a, b in zip(jax.tree_util.tree_leaves(state.params), jax.tree_util.tree_leaves(expected.params)):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+        losses = np.asarray(metrics["agents"]["value_loss"])
+        np.testing.assert_allclose(losses[:n], np.asarray(expected_metrics["agents"]["value_loss"]), rtol=1e-5)
+        assert np.all(losses[n:] == 0) and np.all(losses[:n] != 0)
 
 
 @pytest.mark.slow
