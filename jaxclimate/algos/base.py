@@ -36,6 +36,7 @@ def run_up_to(run: Callable[..., tuple[Any, dict]], state: Any, n: jax.Array, le
     compiles its whole update twice (5.4 s each for the climate game on 2 CPU cores). Metrics
     have ``length`` rows; those from row ``n`` on are zeros."""
 
+    @jax.jit  # traced once: the shapes below and the branch reuse the trace
     def one(s):
         s, metrics = run(s, 1, *args)
         return s, jax.tree_util.tree_map(lambda x: x[0], metrics)
