@@ -19,6 +19,7 @@ replay buffer or a value bootstrap needs).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Generic, Mapping, TypeVar
 
 import jax
@@ -121,40 +122,25 @@ class Environment(Generic[StateT, ParamsT]):
     observation = None
 
     # --- provided -----------------------------------------------------------------------
-    # Both trace the environment's products at full float32 on every backend (no TF32; see
-    # jaxclimate/core/precision.py), whatever program they are traced into.
-    @at_physics_precision
+    # ``reset``, ``step`` and ``sample_actions`` are compiled functions of the environment (a
+    # static argument): called outside ``jit`` they run one program, compiled once per
+    # environment and argument shapes, instead of dispatching every operation on its own (an
+    # eager ``step`` of the climate game took 670 ms, its compiled one 0.5 ms, on 2 CPU cores);
+    # traced inside a larger program they are inlined into it (``inline=True``: the same program
+    # as before), and every later trace with the same shapes reuses the first. The environment
+    # is hashed by identity, so its attributes are read once, when first traced (as in any
+    # compiled program). ``jax.disable_jit()`` still runs them op by op.
     def reset(self, key: jax.Array, params: ParamsT | None = None) -> tuple[Obs, StateT]:
-        params = self.default_params if params is None else params
-        return self.reset_env(key, params)
+        return _reset(self, key, self.default_params if params is None else params)
 
-    @at_physics_precision
     def step(
         self, key: jax.Array, state: StateT, actions: Actions, params: ParamsT | None = None
     ) -> tuple[Obs, StateT, Rewards, jax.Array, jax.Array, Info]:
-        params = self.default_params if params is None else params
-        self._check_action_groups(actions)
-        key_step, key_reset = jax.random.split(key)
-        obs_step, state_step, rewards, terminated, info = self.step_env(key_step, state, actions, params)
-        terminated = jnp.asarray(terminated, dtype=bool)
-        truncated = state_step.time >= params.max_steps
-        done = jnp.logical_or(terminated, truncated)
-        obs_reset, state_reset = self.reset_env(key_reset, params)
-        state = _select(done, state_reset, state_step)
-        # With an ``observation`` hook the reset observation is never used (dead code under jit).
-        obs = _select(done, obs_reset, obs_step) if self.observation is None else self.observation(state, params)
-        info = dict(info)
-        info["final_obs"] = obs_step
-        return obs, state, rewards, terminated, truncated, info
+        return _step(self, key, state, actions, self.default_params if params is None else params)
 
     def sample_actions(self, key: jax.Array) -> Actions:
         """Uniformly sampled actions for every agent of every group."""
-        keys = jax.random.split(key, len(self.agents))
-        actions = {}
-        for group_key, (group, n) in zip(keys, self.agents.items()):
-            space = self.action_space(group)
-            actions[group] = jax.vmap(space.sample)(jax.random.split(group_key, n))
-        return actions
+        return _sample_actions(self, key)
 
     def _check_group(self, group: str) -> None:
         if group not in self.agents:
@@ -180,3 +166,39 @@ class Environment(Generic[StateT, ParamsT]):
 
 def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
+
+
+# Both trace the environment's products at full float32 on every backend (no TF32; see
+# jaxclimate/core/precision.py), whatever program they are traced into.
+@functools.partial(jax.jit, static_argnums=0, inline=True)
+@at_physics_precision
+def _reset(env: Environment, key: jax.Array, params: Any) -> tuple[Obs, Any]:
+    return env.reset_env(key, params)
+
+
+@functools.partial(jax.jit, static_argnums=0, inline=True)
+@at_physics_precision
+def _step(env: Environment, key: jax.Array, state: Any, actions: Actions, params: Any) -> tuple:
+    env._check_action_groups(actions)
+    key_step, key_reset = jax.random.split(key)
+    obs_step, state_step, rewards, terminated, info = env.step_env(key_step, state, actions, params)
+    terminated = jnp.asarray(terminated, dtype=bool)
+    truncated = state_step.time >= params.max_steps
+    done = jnp.logical_or(terminated, truncated)
+    obs_reset, state_reset = env.reset_env(key_reset, params)
+    state = _select(done, state_reset, state_step)
+    # With an ``observation`` hook the reset observation is never used (dead code under jit).
+    obs = _select(done, obs_reset, obs_step) if env.observation is None else env.observation(state, params)
+    info = dict(info)
+    info["final_obs"] = obs_step
+    return obs, state, rewards, terminated, truncated, info
+
+
+@functools.partial(jax.jit, static_argnums=0, inline=True)
+def _sample_actions(env: Environment, key: jax.Array) -> Actions:
+    keys = jax.random.split(key, len(env.agents))
+    actions = {}
+    for group_key, (group, n) in zip(keys, env.agents.items()):
+        space = env.action_space(group)
+        actions[group] = jax.vmap(space.sample)(jax.random.split(group_key, n))
+    return actions

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxclimate import make
 from jaxclimate.testing import check_env, rollout
 from tests.core import toy_envs
 
@@ -69,3 +70,29 @@ def test_sample_actions_per_group():
     a = env.sample_actions(jax.random.PRNGKey(0))
     assert a["movers"].shape == (2,) and a["pusher"].shape == (1, 2)
     assert bool(jnp.all(jax.vmap(env.action_space("movers").contains)(a["movers"])))
+
+
+def test_eager_calls_run_one_compiled_program_per_shape():
+    """Outside ``jit``, ``reset``/``sample_actions``/``step`` compile once per environment and
+    shapes: a second round of calls traces nothing (op by op, the climate game's surrogate scan
+    was traced and compiled again at every step: 670 ms a step), and gives what
+    ``jax.disable_jit`` gives op by op."""
+    env, params = make("climate-mitigation")
+    traces = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, duration, **kw: traces.append(kw.get("fun_name")) if event == "/jax/core/compile/jaxpr_trace_duration" else None
+    )
+
+    def episode_start(key):
+        obs, state = env.reset(key, params)
+        return env.step(key, state, env.sample_actions(key), params)
+
+    first = episode_start(jax.random.PRNGKey(0))
+    traces.clear()
+    second = episode_start(jax.random.PRNGKey(1))
+    assert traces == []
+    with jax.disable_jit():
+        op_by_op = episode_start(jax.random.PRNGKey(1))
+    for a, b in zip(jax.tree_util.tree_leaves(second), jax.tree_util.tree_leaves(op_by_op)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert not all(np.array_equal(a, b) for a, b in zip(jax.tree_util.tree_leaves(first), jax.tree_util.tree_leaves(second)))
