@@ -513,11 +513,12 @@ def run(options: RunOptions, stop_after_chunks: int | None = None) -> dict[str, 
     seeds = options.seeds
     # the seed axis laid over every device of every process (one device: plain jit(vmap))
     placement = distributed.RunPlacement.over_devices(seeds)
-    keys = np.asarray(jax.random.split(jax.random.PRNGKey(options.seed), seeds))
-    check_state_fits(trainer, config, keys, placement)
+    keys = placement.from_host(np.asarray(jax.random.split(jax.random.PRNGKey(options.seed), seeds)))
+    init = placement.compile(trainer.init).trace(keys)  # traced once: its shapes, then its program
+    check_state_fits(init.out_info, config, placement)
     if writer and not options.quiet:
         print(steps_line(config, options), file=sys.stderr)
-    state = placement.compile(trainer.init)(placement.from_host(keys))
+    state = init.lower().compile()(keys)
     sizes = _chunk_sizes(config.num_updates, options.chunks)
     ckpt = Checkpointer(run_dir / "checkpoints")
     done_chunks = 0
@@ -656,12 +657,12 @@ def _donated(tree: Any) -> bool:
     return any(getattr(x, "is_deleted", lambda: False)() for x in jax.tree_util.tree_leaves(tree))
 
 
-def check_state_fits(trainer, config, keys: np.ndarray, placement) -> None:
-    """Refuse, before anything is allocated, a run whose training state (replay buffers
-    included) would not fit its devices, naming the settings to lower."""
+def check_state_fits(state_shapes: Any, config, placement) -> None:
+    """Refuse, before anything is allocated, a run whose training state (``state_shapes``, every
+    seed's; replay buffers included) would not fit its devices, naming the settings to lower."""
     from jaxclimate.memory import check_fits, tree_bytes
 
-    per_device = tree_bytes(jax.eval_shape(jax.vmap(trainer.init), keys)) / placement.num_devices
+    per_device = tree_bytes(state_shapes) / placement.num_devices
     lower = "--seeds or --num-envs" + (" or --set buffer_size=…" if hasattr(config, "buffer_size") else "")
     try:
         check_fits(per_device, "the training state", lower, jax.local_devices()[0])
