@@ -72,6 +72,8 @@ def rollout(env: Environment, params: EnvParams, key: jax.Array, num_steps: int,
 
 # One compiled rollout per (env, num_steps), one step and one reset per env, shared by all
 # checks (the env object is static): each check compiles only what no other check has.
+# ``Environment.step`` is compiled already; ``_step_jit`` also compiles what a wrapper's own
+# ``step`` adds around it, so the compile-once check sees a wrapper's state drifting too.
 _rollout_jit = jax.jit(rollout, static_argnums=(0, 3, 4))
 _step_jit = jax.jit(lambda env, key, state, actions, params: env.step(key, state, actions, params), static_argnums=0)
 _reset_jit = jax.jit(lambda env, key, params: env.reset(key, params), static_argnums=0)

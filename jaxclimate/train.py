@@ -524,9 +524,9 @@ def run(options: RunOptions, stop_after_chunks: int | None = None) -> dict[str, 
     done_chunks = 0
     if options.resume:
         state, done_chunks = _resume(state, ckpt, placement, sizes, config.steps_per_update, run_dir, writer)
-    # one program for every chunk size (they differ by one update at most); the state lives once
-    # (donated); each chunk says what went non-finite
-    runner = placement.compile(lambda rs, n: _run_and_check(trainer, rs, n, max(sizes)), donate=True, num_shared=1)
+    length = max(sizes)  # one program for every chunk size (they differ by one update at most)
+    # the state lives once (donated); each chunk says what went non-finite
+    runner = placement.compile(lambda rs, n: _run_and_check(trainer, rs, n, length), donate=True, num_shared=1)
 
     bar = _progress_bar(
         f"{algo.name.upper()} {env.name}", config.num_updates, sum(sizes[:done_chunks]), config.steps_per_update * seeds, options.quiet or not writer
