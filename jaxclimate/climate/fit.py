@@ -157,17 +157,18 @@ def make_evaluate(model, data: PreparedData, batch_size: int = 4096):
     @at_physics_precision
     def evaluate(params, scenario, target):
         m = scenario.shape[0]
-        n_batches = -(-m // batch_size)
-        pad = n_batches * batch_size - m
-        s = jnp.pad(scenario, (0, pad)).reshape(n_batches, batch_size)
-        t = jnp.pad(target, (0, pad)).reshape(n_batches, batch_size)
+        size = min(batch_size, m)  # fewer samples than a batch: one batch of their size, not a padded 4,096
+        n_batches = -(-m // size)
+        pad = n_batches * size - m
+        s = jnp.pad(scenario, (0, pad)).reshape(n_batches, size)
+        t = jnp.pad(target, (0, pad)).reshape(n_batches, size)
 
         def predict(args):
             x, y = gather_windows(data, *args)
             return model.apply({"params": params}, x), y
 
         pred, y = jax.lax.map(predict, (s, t))
-        valid = (jnp.arange(n_batches * batch_size) < m).reshape(n_batches, batch_size)
+        valid = (jnp.arange(n_batches * size) < m).reshape(n_batches, size)
         err2 = jnp.where(valid, (pred - y) ** 2, 0.0)
         mean_y = jnp.sum(jnp.where(valid, y, 0.0)) / m
         sst = jnp.sum(jnp.where(valid, (y - mean_y) ** 2, 0.0))
