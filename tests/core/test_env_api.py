@@ -79,17 +79,21 @@ def test_eager_calls_run_one_compiled_program_per_shape():
     ``jax.disable_jit`` gives op by op."""
     env, params = make("climate-mitigation")
     traces = []
-    jax.monitoring.register_event_duration_secs_listener(
-        lambda event, duration, **kw: traces.append(kw.get("fun_name")) if event == "/jax/core/compile/jaxpr_trace_duration" else None
-    )
+
+    def on_duration(event, duration, **kw):
+        if event == "/jax/core/compile/jaxpr_trace_duration":
+            traces.append(kw.get("fun_name"))
 
     def episode_start(key):
         obs, state = env.reset(key, params)
         return env.step(key, state, env.sample_actions(key), params)
 
     first = episode_start(jax.random.PRNGKey(0))
-    traces.clear()
-    second = episode_start(jax.random.PRNGKey(1))
+    jax.monitoring.register_event_duration_secs_listener(on_duration)
+    try:
+        second = episode_start(jax.random.PRNGKey(1))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(on_duration)  # not left listening for the worker's other tests
     assert traces == []
     with jax.disable_jit():
         op_by_op = episode_start(jax.random.PRNGKey(1))

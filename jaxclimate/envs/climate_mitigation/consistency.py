@@ -204,14 +204,20 @@ def consistency_metrics(T_surrogate: np.ndarray, T_cicero: np.ndarray, gamma: fl
     return out
 
 
-def evaluate(emissions: np.ndarray, T_surrogate: np.ndarray, n: int | None = 1000, seed: int = 42, workers: int = 1, engine: str = "oracle") -> dict:
-    """Sample ``n`` stored episodes uniformly without replacement (``default_rng(seed)``, as
-    the authors), replay them through CICERO-SCM and compare (see module doc)."""
-    k = emissions.shape[0]
-    if k == 0:
+def sample_episodes(stored: int, n: int | None = 1000, seed: int = 42) -> np.ndarray:
+    """Sorted indices of ``n`` of ``stored`` episodes (all if fewer), drawn uniformly without
+    replacement with ``default_rng(seed)``, as the authors."""
+    if stored == 0:
         raise ValueError("no stored episodes to replay")
-    n = k if n is None else min(int(n), k)
-    idx = np.sort(np.random.default_rng(seed).choice(k, n, replace=False))
+    n = stored if n is None else min(int(n), stored)
+    return np.sort(np.random.default_rng(seed).choice(stored, n, replace=False))
+
+
+def evaluate(emissions: np.ndarray, T_surrogate: np.ndarray, n: int | None = 1000, seed: int = 42, workers: int = 1, engine: str = "oracle") -> dict:
+    """Replay a sample of the stored episodes (:func:`sample_episodes`) through CICERO-SCM and
+    compare (see module doc)."""
+    k = emissions.shape[0]
+    idx = sample_episodes(k, n, seed)
     start = time.perf_counter()
     T_cicero = replay_cicero(emissions[idx], workers=workers, engine=engine)
     metrics = consistency_metrics(T_surrogate[idx], T_cicero)
