@@ -110,7 +110,9 @@ def _without_timings(rows: dict) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("fedrain-tiny")  # beside the baseline's own test: its rows' programs are compiled once
+# full_opt like the baseline's own test, so the two share one group (one worker) and its rows'
+# programs, compiled once at the same setting
+@pytest.mark.full_opt
 def test_the_fedrain_baseline_killed_while_writing_a_row_resumes_to_the_uninterrupted_rows(tmp_path):
     from tests.test_baselines_invest_esg_fedrain import BASELINES, FEDRAIN_TINY, load
 
