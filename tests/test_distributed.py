@@ -97,30 +97,38 @@ def test_initialize_needs_a_complete_process_description(monkeypatch):
         distributed.initialize("127.0.0.1:1", num_processes=2, process_id=2)
 
 
+@pytest.fixture(scope="module")
+def two_device_run(tmp_path_factory) -> tuple[Path, str]:
+    """TINY in one process holding two host devices (two seeds on each), run once for the
+    module's two tests: a one-device run matches it to rounding, a two-process run exactly."""
+    run_dir = tmp_path_factory.mktemp("two-devices") / "run"
+    (output,) = _wait(_train(TINY + ["--run-dir", str(run_dir)], host_devices=2))
+    return run_dir, output
+
+
 @pytest.mark.slow
-def test_seeds_over_four_devices_equal_one_device(tmp_path):
-    """4 seeds, one per device, against the same 4 seeds vmapped on one device: the same
-    numbers to float32 rounding (XLA compiles a batch of 1 and of 4 with different kernels)."""
-    four = _train(TINY + ["--run-dir", str(tmp_path / "four")], host_devices=4)
+def test_seeds_over_two_devices_equal_one_device(tmp_path, two_device_run):
+    """4 seeds, two per device, against the same 4 seeds vmapped on one device: the same
+    numbers to float32 rounding (XLA compiles a batch of 2 and of 4 with different kernels)."""
+    two_dir, two_output = two_device_run
     train.run(train.build_options(TINY + ["--run-dir", str(tmp_path / "one")]))
-    (four_output,) = _wait(four)
-    assert "run directory" in four_output
-    one_rows, four_rows = _rows(tmp_path / "one"), _rows(tmp_path / "four")
-    assert len(one_rows) == len(four_rows) == 4
-    for a, b in zip(one_rows, four_rows):
+    assert "run directory" in two_output
+    one_rows, two_rows = _rows(tmp_path / "one"), _rows(two_dir)
+    assert len(one_rows) == len(two_rows) == 4
+    for a, b in zip(one_rows, two_rows):
         np.testing.assert_allclose(b["countries"]["episode_return"], a["countries"]["episode_return"], rtol=1e-5)
         assert np.shape(a["countries"]["episode_return"]) == (4, 4)
-    summary = json.loads((tmp_path / "four" / "summary.json").read_text())
-    assert summary["devices"] == {"count": 4, "processes": 1, "kind": "cpu"}
+    summary = json.loads((two_dir / "summary.json").read_text())
+    assert summary["devices"] == {"count": 2, "processes": 1, "kind": "cpu"}
 
 
 @pytest.mark.slow
-def test_two_processes_equal_one_process_and_resume(tmp_path):
+def test_two_processes_equal_one_process_and_resume(tmp_path, two_device_run):
     """Two processes on loopback (gloo collectives), interrupted after a chunk and resumed,
     end with exactly the metrics of one process holding both devices; process 0 alone writes.
     (MLP: several XLA:CPU devices in one process can deadlock with recurrent networks, see
     the README; separate processes run them fine.)"""
-    single = _train(TINY + ["--run-dir", str(tmp_path / "single")], host_devices=2)
+    single_dir, _ = two_device_run
     run_dir = tmp_path / "multi"
     port = _free_port()
     stop_after_one_chunk = (
@@ -159,8 +167,7 @@ def test_two_processes_equal_one_process_and_resume(tmp_path):
         for i in range(2)
     ]
     out0, out1 = _wait(*resumed)
-    _wait(single)
-    assert (run_dir / "metrics.jsonl").read_text() == (tmp_path / "single" / "metrics.jsonl").read_text()
+    assert (run_dir / "metrics.jsonl").read_text() == (single_dir / "metrics.jsonl").read_text()
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["devices"] == {"count": 2, "processes": 2, "kind": "cpu"} and summary["updates"] == 4
     assert "learned policy" in out0 and "learned policy" not in out1  # the summary is printed once

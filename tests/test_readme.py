@@ -30,6 +30,7 @@ def test_the_pages_keep_their_examples():
 
 
 @pytest.mark.slow
+@pytest.mark.full_opt  # run time dominates: 1,024 × 200 EBM steps, six static runs to equilibrium (42 -> 28 s of CPU)
 def test_readme_quick_start_runs():
     namespace = run_blocks(README, python_blocks(README))
     assert namespace["returns"].shape == (1024, 6)
