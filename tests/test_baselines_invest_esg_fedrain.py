@@ -45,7 +45,7 @@ FEDRAIN_TINY = ("--envs ebm-v1 ebm-v3-a2 --regimes fed05 nofed --seeds 2 --steps
 
 
 @pytest.mark.slow
-@pytest.mark.full_opt  # run time dominates: four DDPG rows of 2,000 steps (with the preemption test below 68 -> 57 s)
+@pytest.mark.full_opt  # run time dominates: four DDPG rows of 2,000 steps (with test_preemption.py's FedRAIN test 68 -> 57 s)
 def test_fedrain_baseline_tiny_run_and_resume(tmp_path):
     module = load("fedrain")
     argv = FEDRAIN_TINY + ["--out", str(tmp_path)]
