@@ -24,9 +24,15 @@ import jax.numpy as jnp
 import numpy as np
 
 
+@jax.jit  # traced once per shape: a trainer's init draws dozens of matrices of few shapes
 def orthonormal_columns(z: jax.Array) -> jax.Array:
     """Q with orthonormal columns and Z = Q·R, R upper triangular with a positive diagonal
-    (``z``: (n, k), n ≥ k)."""
+    (``z``: (n, k), n ≥ k).
+
+    Jitted so that tracing a network's initialisation traces this loop once per matrix shape,
+    not once per matrix; inside an outer ``jit`` the call is inlined, so the compiled program
+    and its numbers are the same. Tracing the four-group contextual-bandit trainer of
+    tests/algos/test_ippo.py: 3.1–4.5 s -> 1.9–3.2 s."""
     n, k = z.shape
 
     def column(j, q):
