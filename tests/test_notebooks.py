@@ -71,8 +71,8 @@ def test_notebook_runs_in_fast_mode(path, tmp_path, monkeypatch):
     monkeypatch.setenv("JAXCLIMATE_FAST", "1")  # the kernel inherits the environment
     monkeypatch.setenv("MPLBACKEND", "Agg")
     # Notebooks train for real and time what they claim (the surrogate's speed-up over
-    # CICERO-SCM): their kernels compile with optimisation, without the suite's compile-time-first
-    # flag, at the level the full_opt tests use (conftest.py), but without LLVM's expensive passes
+    # CICERO-SCM): their kernels (but COMPILE_BOUND's) compile with optimisation, without the
+    # suite's compile-time-first flag, at the level the full_opt tests use (conftest.py), but without LLVM's expensive passes
     # (their compilation dominates: the five notebooks from a cold cache 283 -> 266 s; the
     # full_opt tests, whose run time dominates, gained nothing). The compilation cache is shared.
     if path.stem not in COMPILE_BOUND:

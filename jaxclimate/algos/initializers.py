@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 
-@jax.jit  # traced once per shape: a trainer's init draws dozens of matrices of few shapes
+@jax.jit
 def orthonormal_columns(z: jax.Array) -> jax.Array:
     """Q with orthonormal columns and Z = Q·R, R upper triangular with a positive diagonal
     (``z``: (n, k), n ≥ k).
