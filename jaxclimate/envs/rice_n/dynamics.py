@@ -91,7 +91,8 @@ class RiceState(EnvState):
     chosen at the last activity step; applied at the next). ``temperature`` (T_AT, T_LO),
     ``carbon_mass`` (M_AT, M_UP, M_LO) and ``forcing_exogenous`` read the climate state (what
     the observation shows; docs/climate_modules.md for the other modules). The other fields
-    are the last activity step's outputs, carried for the observation, and the negotiation state.
+    are the last activity step's outputs, carried for the observation, and ``negotiation``, the
+    protocol's own state (``()`` without negotiation).
     """
 
     activity_step: Array
@@ -121,12 +122,7 @@ class RiceState(EnvState):
     scaled_imports: Array
     tariffed_imports: Array
     tariff_revenue: Array
-    minimum_mitigation: Array
-    promised: Array
-    requested: Array
-    decisions: Array
-    club_offer: Array  # (N, 2): (μ_min, τ_min) proposed by each region (club protocol)
-    tariff_floor: Array  # (N, N): minimum tariff i must levy on j (club protocol)
+    negotiation: Any  # the negotiation protocol's own state (jaxclimate.envs.rice_n.protocol)
 
     @property
     def temperature(self) -> Array:
@@ -144,9 +140,9 @@ class RiceState(EnvState):
         return self.climate.forcing_exogenous
 
 
-def initial_state(params: RiceParams, dtype: Any, climate: Any = DICE) -> RiceState:
+def initial_state(params: RiceParams, dtype: Any, climate: Any = DICE, negotiation: Any = ()) -> RiceState:
     """The reset state (docs/rice_n.md §3): the climate module's initial state (T₀, M₀ for
-    DICE-2016), K₀, L₀, A₀, σ₀; everything else 0."""
+    DICE-2016), K₀, L₀, A₀, σ₀; everything else 0; ``negotiation`` the protocol's initial state."""
     n = params.num_regions
     zeros = jnp.zeros((n,), dtype)
     square = jnp.zeros((n, n), dtype)
@@ -179,12 +175,7 @@ def initial_state(params: RiceParams, dtype: Any, climate: Any = DICE) -> RiceSt
         scaled_imports=square,
         tariffed_imports=square,
         tariff_revenue=zeros,
-        minimum_mitigation=zeros,
-        promised=square,
-        requested=square,
-        decisions=square,
-        club_offer=jnp.zeros((n, 2), dtype),
-        tariff_floor=square,
+        negotiation=negotiation,
     )
 
 
@@ -339,13 +330,12 @@ def decode_activity(levels: Array, num_regions: int, dtype: Any) -> dict[str, Ar
 
 def activity_step(state: RiceState, rates: dict[str, Array], p: RiceParams, climate: Any = DICE) -> RiceState:
     """One 5-year activity step in the reference's order (docs/rice_n.md §6 A–K); ``rates`` as from
-    :func:`decode_activity` (after any protocol enforcement); ``climate`` the climate module
+    :func:`decode_activity` (after the protocol's enforced floors); ``climate`` the climate module
     (steps H–I; the DICE-2016 boxes by default). Advances ``activity_step``, not ``time``."""
     n = state.capital.shape[-1]
     t = state.activity_step + 1
     tf = t.astype(state.capital.dtype)
     s, mu = rates["savings"], rates["mitigation"]
-    mu = jnp.where(p.enforce_minimum_mitigation, jnp.maximum(mu, state.minimum_mitigation), mu)  # docs/rice_n.md §14.1 #3
 
     # B: exogenous terms (F_EX is the DICE climate module's)
     e_land = land_emissions(tf, p, n)

@@ -34,12 +34,13 @@ import numpy as np
 from jaxclimate.core import struct
 from jaxclimate.core.env import Environment
 from jaxclimate.core.factored import FactoredBox, FactoredObs
+from jaxclimate.core.lockstep import lockstep_switch
 from jaxclimate.core.precision import exact_divide
 from jaxclimate.core.spaces import Box, MultiDiscrete
-from jaxclimate.envs.rice_n import negotiation
 from jaxclimate.envs.rice_n.climate import climate_module
 from jaxclimate.envs.rice_n.dynamics import DiceClimateState, RiceState, activity_step, decode_activity, initial_state
-from jaxclimate.envs.rice_n.params import NUM_REGIONS, RiceParams, check_regions, load_data, rice_params
+from jaxclimate.envs.rice_n.params import NUM_LEVELS, NUM_REGIONS, RiceParams, check_regions, load_data, rice_params
+from jaxclimate.envs.rice_n.protocol import apply_levers, lowest_levels, resolve_protocol, stage_heads
 
 GROUP = "regions"
 OBSERVATION_LAYOUTS = ("flat", "factored")
@@ -77,11 +78,11 @@ RECORD_KEYS = {
     "future_tariffs": "tariffs",
     "tariffs": "tariffs",
     "tariff_revenue": "tariff_revenue",
-    "minimum_mitigation_rate_all_regions": "minimum_mitigation",
-    "promised_mitigation_rate": "promised",
-    "requested_mitigation_rate": "requested",
-    "proposal_decisions": "decisions",
 }
+#: The negotiation keys every recorded episode has (zeros without negotiation): the reference's
+#: bilateral state, (N,) for the minimum mitigation, (N, N) for the others. A protocol's state
+#: fills those it has with its ``reference_record()`` (docs/protocols.md).
+NEGOTIATION_RECORD_KEYS = ("minimum_mitigation_rate_all_regions", "promised_mitigation_rate", "requested_mitigation_rate", "proposal_decisions")
 #: Record keys stored with a trailing axis of length 1.
 _TRAILING_AXIS = ("global_exogenous_emissions", "global_land_emissions", "tariff_revenue")
 # Public per-region features in observation order (docs/rice_n.md §9.1), with their normaliser keys.
@@ -137,8 +138,11 @@ class RiceN(Environment[RiceState, RiceParams]):
     """RICE-N (see module docstring).
 
     Args:
-        protocol: ``"none"`` (default), ``"bilateral"`` (the reference) or ``"club"``
-            (see :mod:`jaxclimate.envs.rice_n.negotiation`).
+        protocol: the negotiation protocol (docs/protocols.md): a registered name — ``"none"``
+            (default), ``"bilateral"`` (the reference) or ``"club"`` (see
+            :mod:`jaxclimate.envs.rice_n.negotiation`) —, a
+            :class:`~jaxclimate.envs.rice_n.protocol.Protocol` object, or
+            ``"package.module:Name"`` / ``"file.py:Name"`` of one in the user's own code.
         regions: region indices 0..26 (paper Table 1 ID − 1) for a subset; default all 27.
         dtype: ``"float32"`` (training) or ``"float64"`` (parity; needs ``jax_enable_x64``).
         num_activity_steps: activity steps per episode (20 in the reference: 2015 → 2115);
@@ -161,7 +165,7 @@ class RiceN(Environment[RiceState, RiceParams]):
 
     def __init__(
         self,
-        protocol: str = "none",
+        protocol: Any = "none",
         regions: Sequence[int] | None = None,
         dtype: Any = "float32",
         num_activity_steps: int = 20,
@@ -169,7 +173,7 @@ class RiceN(Environment[RiceState, RiceParams]):
         observation: str = "flat",
         climate: Any = "dice",
     ):
-        self.protocol = negotiation.check_protocol(protocol)
+        self.protocol = resolve_protocol(protocol)
         self.regions = check_regions(regions)
         self.num_regions = n = int(self.regions.size)
         dtype = struct.check_env_dtype("RiceN", dtype)
@@ -186,15 +190,17 @@ class RiceN(Environment[RiceState, RiceParams]):
         self.climate = climate_module(climate, dtype)
         self.num_activity_steps = int(num_activity_steps)
         self.mask_ignored_heads = bool(mask_ignored_heads)
-        self.negotiation_on = self.protocol != "none"
-        self.steps_per_activity = 3 if self.negotiation_on else 1
+        self.num_stages = len(self.protocol.stages)
+        self.steps_per_activity = self.num_stages + 1
         self.episode_length = self.num_activity_steps * self.steps_per_activity
         self.agents = {GROUP: n}
-        self.nvec = negotiation.action_nvec(self.protocol, n)
-        self.stage_slices = negotiation.stage_slices(self.protocol, n)
+        heads = stage_heads(self.protocol, n)
+        self.nvec = np.concatenate([np.full(3 + 2 * n, NUM_LEVELS)] + heads).astype(np.int64)
+        bounds = np.cumsum([0, 3 + 2 * n] + [h.size for h in heads])
+        self.stage_slices = {name: (int(a), int(b)) for name, a, b in zip(("activity",) + self.protocol.stages, bounds[:-1], bounds[1:])}
         self._action_space = MultiDiscrete(self.nvec)
         # the features' widths only: computed, they ran ~150 eager programs (2 s on a CPU) per env made
-        start = jax.eval_shape(lambda: initial_state(self._params(), dtype, self.climate))
+        start = jax.eval_shape(lambda: self._initial_state(self._params()))
         shared_dim = int(jax.eval_shape(self._shared_features, start).shape[-1])
         own_dim = sum(int(x.shape[-1]) for x in jax.eval_shape(self._own_features, start))
         self.obs_dim = shared_dim + own_dim
@@ -203,8 +209,17 @@ class RiceN(Environment[RiceState, RiceParams]):
         else:
             self._observation_space = Box(-np.inf, np.inf, (self.obs_dim,), dtype=dtype)
 
+    @property
+    def negotiation_on(self) -> bool:
+        """Whether negotiation stages precede the activity steps."""
+        return self.num_stages > 0
+
     def _params(self) -> RiceParams:
-        return rice_params(self.regions).replace(max_steps=self.episode_length)  # the real horizon
+        params = rice_params(self.regions, negotiation=self.protocol.default_params())
+        return params.replace(max_steps=self.episode_length)  # the real horizon
+
+    def _initial_state(self, params: RiceParams) -> RiceState:
+        return initial_state(params, self.dtype, self.climate, self.protocol.init(self.num_regions, self.dtype))
 
     def agent_names(self, group: str) -> list[str]:
         """``"region 1"``, … by the paper's Table 1 region ID (index + 1 in the full 27)."""
@@ -213,7 +228,7 @@ class RiceN(Environment[RiceState, RiceParams]):
 
     @property
     def name(self) -> str:
-        suffix = "" if self.protocol == "none" else f"-{self.protocol}"
+        suffix = "" if self.protocol.name == "none" else f"-{self.protocol.name}"
         regions = "" if self.num_regions == NUM_REGIONS else f"[{self.num_regions} regions]"
         climate = "" if self.climate_name == "dice" else f"[{self.climate_name}]"
         return f"rice-n{suffix}{regions}{climate}"
@@ -224,7 +239,7 @@ class RiceN(Environment[RiceState, RiceParams]):
 
     # --- dynamics ---------------------------------------------------------------------------
     def reset_env(self, key: jax.Array, params: RiceParams) -> tuple[dict, RiceState]:
-        state = initial_state(params, self.dtype, self.climate)
+        state = self._initial_state(params)
         return {GROUP: self._observe(state)}, state
 
     def step_env(self, key: jax.Array, state: RiceState, actions: dict, params: RiceParams):
@@ -237,26 +252,43 @@ class RiceN(Environment[RiceState, RiceParams]):
         floats, is most of a step's memory traffic)."""
         return {GROUP: self._observe(state)}
 
+    def stage_of(self, time: jax.Array) -> jax.Array:
+        """The stage of env step ``time``: 0 activity, s = 1..S the protocol's s-th stage."""
+        return time % self.steps_per_activity if self.negotiation_on else jnp.zeros_like(time)
+
     def transition(self, state: RiceState, levels: jax.Array, params: RiceParams) -> tuple[RiceState, dict]:
         """One env step without observation or reset: (state, info). ``levels`` (N, A) ints."""
         params = struct.cast_numeric(params, self.dtype)
         levels = jnp.asarray(levels, jnp.int32)
         k = state.time + 1
-        stage = k % 3 if self.negotiation_on else jnp.zeros((), jnp.int32)
+        stage = self.stage_of(k)
         state = state.replace(time=k)
-
-        def activity(s: RiceState, lv: jax.Array, p: RiceParams) -> RiceState:
-            rates = decode_activity(lv, self.num_regions, self.dtype)
-            if self.protocol == "club":
-                rates = negotiation.club_enforce(rates, s)
-            return activity_step(s, rates, p, self.climate)
-
-        state = negotiation.stage_step(self.protocol, stage, state, levels, params, activity)
+        if self.negotiation_on:
+            # Under vmap a lockstep switch: environments reset together share the stage, so each
+            # step runs one branch (the activity step on one step in S + 1), not all and a select.
+            branches = (self._activity,) + tuple(self._stage_update(name) for name in self.protocol.stages)
+            state = lockstep_switch(stage, branches, state, levels, params)
+        else:
+            state = self._activity(state, levels, params)
         is_activity = stage == 0
         state = state.replace(reward=jnp.where(is_activity, state.reward, 0.0))  # docs/rice_n.md §2.1: not carried
         done = jnp.logical_and(is_activity, state.activity_step >= self.num_activity_steps)
         info = {"done": done, "stage": stage, "activity": is_activity, "temperature": state.temperature[0], "gross_output": state.gross_output}
         return state, info
+
+    def _activity(self, state: RiceState, levels: jax.Array, params: RiceParams) -> RiceState:
+        """The 5-year step with the protocol's enforced floors applied to the chosen rates."""
+        rates = decode_activity(levels, self.num_regions, self.dtype)
+        rates = apply_levers(rates, self.protocol.enforced(state.negotiation, params))
+        return activity_step(state, rates, params, self.climate)
+
+    def _stage_update(self, name: str):
+        start, stop = self.stage_slices[name]
+
+        def update(state: RiceState, levels: jax.Array, params: RiceParams) -> RiceState:
+            return state.replace(negotiation=self.protocol.update(name, state.negotiation, levels[:, start:stop], state, params))
+
+        return update
 
     # --- observation and masks -------------------------------------------------------------
     def _observe(self, state: RiceState) -> jax.Array | FactoredObs:
@@ -279,7 +311,7 @@ class RiceN(Environment[RiceState, RiceParams]):
         ]
         counters = [(k / NORMS["timestep"]).astype(self.dtype)[None]]  # from the integer, in the env dtype
         if self.negotiation_on:
-            counters.append((k % 3).astype(self.dtype)[None])
+            counters.append(self.stage_of(k).astype(self.dtype)[None])
         public = [_scaled(getattr(state, f), key) for f, key in _PUBLIC]
         public.append(_scaled(state.tariffs, "tariffs").reshape(-1))
         return jnp.concatenate([x.astype(self.dtype) for x in glob] + counters + [x.astype(self.dtype) for x in public])
@@ -291,30 +323,9 @@ class RiceN(Environment[RiceState, RiceParams]):
         # The reference divides its private (scalar) features in float64 (NumPy-1 scalar promotion).
         private = jnp.stack([_scaled(getattr(state, f), key, self.dtype) for f, key in _PRIVATE], axis=1)
         parts = [jnp.eye(n, dtype=self.dtype), private]
-        if self.protocol == "bilateral":
-            parts.append(
-                jnp.concatenate(
-                    [
-                        state.minimum_mitigation[:, None],
-                        state.promised,
-                        state.promised.T,
-                        state.requested,
-                        state.requested.T,
-                        state.decisions,
-                        state.decisions.T,
-                    ],
-                    axis=1,
-                )
-                .astype(jnp.float32)
-                .astype(self.dtype)
-            )
-        elif self.protocol == "club":
-            offer = jnp.broadcast_to(state.club_offer.T.reshape(-1), (n, 2 * n))
-            parts.append(
-                jnp.concatenate([state.minimum_mitigation[:, None], offer, state.decisions, state.decisions.T, state.tariff_floor], axis=1)
-                .astype(jnp.float32)
-                .astype(self.dtype)
-            )
+        negotiation = self.protocol.features(state.negotiation)
+        if negotiation is not None:
+            parts.append(jnp.asarray(negotiation).astype(self.dtype))
         return parts
 
     def observe(self, state: RiceState) -> jax.Array:
@@ -324,13 +335,40 @@ class RiceN(Environment[RiceState, RiceParams]):
         return _columns([one_hot, self._shared_features(state), *rest], self.num_regions)
 
     def action_mask(self, group: str, state: RiceState, params: RiceParams | None = None) -> jax.Array:
-        """Allowed levels (N, A, 10), True = allowed; 2-level heads use columns 0–1 (docs/rice_n.md §8, §17)."""
+        """Allowed levels (N, A, 10), True = allowed; 2-level heads use columns 0–1 (docs/rice_n.md §8, §17).
+        The activity heads allow the levels at or above the protocol's floors; with
+        ``mask_ignored_heads`` the heads the next stage does not read allow level 0 only."""
         self._check_group(group)
-        return negotiation.action_mask(self.protocol, state, self.mask_ignored_heads)
+        return self._mask(state, params, self.mask_ignored_heads)
 
-    def flat_action_mask(self, state: RiceState) -> jax.Array:
-        """The reference's flat int32 mask (N, Σnvec): 570 / 1164 entries for 27 regions."""
-        return negotiation.flat_action_mask(self.protocol, negotiation.action_mask(self.protocol, state))
+    def flat_action_mask(self, state: RiceState, params: RiceParams | None = None) -> jax.Array:
+        """The reference's flat int32 mask (N, Σnvec), one block of nvec[h] entries per head in
+        head order: 570 / 1164 entries for 27 regions without / with bilateral negotiation."""
+        mask = self._mask(state, params, ignored_heads=False)
+        blocks, start = [], 0
+        for h in range(1, self.nvec.size + 1):  # runs of heads with the same number of levels
+            if h == self.nvec.size or self.nvec[h] != self.nvec[start]:
+                blocks.append(mask[:, start:h, : int(self.nvec[start])].reshape(self.num_regions, -1))
+                start = h
+        return jnp.concatenate(blocks, axis=1).astype(jnp.int32)
+
+    def _mask(self, state: RiceState, params: RiceParams | None, ignored_heads: bool) -> jax.Array:
+        n, heads = self.num_regions, self.nvec.size
+        params = self.default_params if params is None else params
+        levels = jnp.arange(NUM_LEVELS)
+        valid = levels < jnp.asarray(self.nvec)[:, None]  # (A, 10): padding of the heads with fewer levels
+        lowest = lowest_levels(self.protocol.floors(state.negotiation, params), n, heads)
+        mask = jnp.broadcast_to(valid, (n, heads, NUM_LEVELS)) if lowest is None else valid & (levels >= lowest)
+        if ignored_heads and self.negotiation_on:  # an ignored head allows level 0 only, even the mitigation head
+            mask = jnp.where(self._acting_heads(self.stage_of(state.time + 1)), mask, levels == 0)
+        return mask
+
+    def _acting_heads(self, stage: jax.Array) -> jax.Array:
+        """(A, 1) booleans: the heads read at ``stage``."""
+        bounds = np.array(list(self.stage_slices.values()))
+        head = jnp.arange(self.nvec.size)[:, None]
+        start, stop = jnp.asarray(bounds[:, 0])[stage], jnp.asarray(bounds[:, 1])[stage]
+        return (head >= start) & (head < stop)
 
     # --- helpers ---------------------------------------------------------------------------
     def constant_actions(self, **levels: int) -> jax.Array:
@@ -353,19 +391,29 @@ class RiceN(Environment[RiceState, RiceParams]):
 
 def state_to_record(state: RiceState) -> dict[str, jax.Array]:
     """The state keyed as the reference's recorded episodes (FORMAT.md §2.1); works on a
-    history with leading axes."""
+    history with leading axes. The negotiation keys come from the protocol state's
+    ``reference_record()`` where it has one, zeros otherwise (as the reference records them
+    without negotiation)."""
     record = {key: getattr(state, field) for key, field in RECORD_KEYS.items()}
     for key in _TRAILING_AXIS:
         record[key] = record[key][..., None]
     record["timestep"] = state.time[..., None]
     record["activity_timestep"] = state.activity_step[..., None]
-    return record
+    reference_record = getattr(state.negotiation, "reference_record", None)
+    negotiation = reference_record() if reference_record is not None else {}
+    for key in NEGOTIATION_RECORD_KEYS:
+        if key not in negotiation:
+            shape = state.capital.shape if key.startswith("minimum") else state.capital.shape + state.capital.shape[-1:]
+            negotiation[key] = jnp.zeros(shape, state.capital.dtype)
+    return record | {key: negotiation[key] for key in NEGOTIATION_RECORD_KEYS}
 
 
-def state_from_record(record: Mapping[str, Any], row: int, dtype: Any = "float64") -> RiceState:
+def state_from_record(record: Mapping[str, Any], row: int, dtype: Any = "float64", protocol: Any = "bilateral") -> RiceState:
     """Build a :class:`RiceState` from row ``row`` of a recorded episode (``state__*`` arrays of
     a golden file, with or without the prefix). Needed for one-step (teacher-forced) checks.
-    The reference records DICE-2016 episodes: the state's climate is a :class:`DiceClimateState`."""
+    The reference records DICE-2016 episodes: the state's climate is a :class:`DiceClimateState`;
+    and the bilateral protocol's state (zeros without negotiation), read by ``protocol``'s
+    ``state_from_record`` (another protocol: its initial state unless it reads the record)."""
 
     def get(key: str) -> np.ndarray:
         for name in (f"state__{key}", key):
@@ -383,8 +431,7 @@ def state_from_record(record: Mapping[str, Any], row: int, dtype: Any = "float64
         time=jnp.asarray(get("timestep").reshape(()), jnp.int32),
         activity_step=activity,
         climate=climate,
-        club_offer=jnp.zeros((n, 2), dtype),
-        tariff_floor=jnp.zeros((n, n), dtype),
+        negotiation=resolve_protocol(protocol).state_from_record(get, n, jnp.dtype(dtype)),
         **values,
     )
 
@@ -399,7 +446,7 @@ def replay(env: RiceN, actions: Any, params: RiceParams | None = None, state: Ri
     if actions.ndim != 3 or actions.shape[1:] != (env.num_regions, env.nvec.size):
         raise ValueError(f"replay: actions must have shape (steps, {env.num_regions}, {env.nvec.size}), got {actions.shape}")
     if state is None:
-        state = initial_state(params, env.dtype, env.climate)
+        state = env._initial_state(params)
     history = _replay_jit(env, actions, params, state)
     return jax.tree_util.tree_map(np.asarray, history)
 
@@ -412,8 +459,7 @@ def _replay(env: RiceN, actions: jax.Array, params: RiceParams, state: RiceState
     _, (states, rewards, done, stage) = jax.lax.scan(body, state, actions)
     states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), state, states)
     out = {f"state__{key}": value for key, value in state_to_record(states).items()}
-    stage_rows = states.time % 3 if env.negotiation_on else jnp.zeros_like(states.time)
-    out["state__stage"] = stage_rows[:, None]
+    out["state__stage"] = env.stage_of(states.time)[:, None]
     out["stage"] = stage
     out["rewards"] = rewards
     out["done"] = done

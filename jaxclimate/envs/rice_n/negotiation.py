@@ -1,8 +1,5 @@
-"""Negotiation protocols of RICE-N (docs/rice_n.md §7–§8; paper §4).
-
-A protocol defines the extra action entries an agent submits every env step, the two
-negotiation stages that precede each activity step, what the activity step may enforce, and
-the action masks. Three protocols:
+"""RICE-N's built-in negotiation protocols (docs/rice_n.md §7–§8; paper §4), written through
+the protocol interface of :mod:`jaxclimate.envs.rice_n.protocol` like any user's protocol.
 
 ``none``
     negotiation off: every env step is an activity step (20 per episode), 3 + 2N actions.
@@ -41,85 +38,128 @@ the action masks. Three protocols:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxclimate.core.lockstep import lockstep_switch
-from jaxclimate.envs.rice_n.dynamics import RiceState
+from jaxclimate.core import struct
 from jaxclimate.envs.rice_n.params import NUM_LEVELS
+from jaxclimate.envs.rice_n.protocol import Levers, Protocol, register_protocol
 
-PROTOCOLS = ("none", "bilateral", "club")
-
-
-def check_protocol(protocol: str) -> str:
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"rice-n protocol must be one of {PROTOCOLS}, got {protocol!r}")
-    return protocol
+Array = jax.Array
 
 
-def action_nvec(protocol: str, n: int) -> np.ndarray:
-    """Levels per action entry: 3 + 2N activity entries with 10 levels, then the protocol's."""
-    activity = [NUM_LEVELS] * (3 + 2 * n)
-    if protocol == "bilateral":
-        return np.array(activity + [NUM_LEVELS] * (2 * n) + [2] * n)
-    if protocol == "club":
-        return np.array(activity + [NUM_LEVELS] * 2 + [2] * n)
-    return np.array(activity)
-
-
-def stage_slices(protocol: str, n: int) -> dict[str, tuple[int, int]]:
-    """Half-open action-entry ranges read by each stage (docs/rice_n.md §5.3)."""
-    a = 3 + 2 * n
-    if protocol == "bilateral":
-        return {"activity": (0, a), "proposal": (a, a + 2 * n), "evaluation": (a + 2 * n, a + 3 * n)}
-    if protocol == "club":
-        return {"activity": (0, a), "proposal": (a, a + 2), "evaluation": (a + 2, a + 2 + n)}
-    return {"activity": (0, a)}
-
-
-def _stage_levels(protocol: str, stage: str, levels: jax.Array, state: RiceState) -> jax.Array:
-    """The action entries ``stage`` reads (:func:`stage_slices`), (N, width)."""
-    start, stop = stage_slices(protocol, state.capital.shape[-1])[stage]
-    return levels[:, start:stop]
-
-
-def _off_diagonal(x: jax.Array) -> jax.Array:
+def _off_diagonal(x: Array) -> Array:
     return x * (1.0 - jnp.eye(x.shape[-1], dtype=x.dtype))
+
+
+def _as_float32(x: Array) -> Array:
+    """The reference stores the negotiation state in float32 arrays (docs/rice_n.md §9.1)."""
+    return x.astype(jnp.float32)
+
+
+class NoNegotiation(Protocol):
+    """Protocol ``none``: no negotiation stages (the base class as it is)."""
+
+    name = "none"
 
 
 # --- bilateral (the reference) ---------------------------------------------------------------
 
 
-def bilateral_proposal(state: RiceState, levels: jax.Array) -> RiceState:
-    """promised[i, j] = a_i[a+2j]/10, requested[i, j] = a_i[a+2j+1]/10 (docs/rice_n.md §7.2)."""
-    rates = _stage_levels("bilateral", "proposal", levels, state).astype(state.capital.dtype) / NUM_LEVELS
-    return state.replace(promised=rates[:, 0::2], requested=rates[:, 1::2])
+@struct.dataclass
+class BilateralState:
+    """promised[i, j], requested[i, j] (i's proposal to j), decisions[i, j] (i accepts j's), the
+    minimum mitigation m (N,)."""
+
+    promised: Array
+    requested: Array
+    decisions: Array
+    minimum_mitigation: Array
+
+    def reference_record(self) -> dict[str, Array]:
+        """The reference's record keys for this state (docs/rice_n.md §3)."""
+        return {
+            "minimum_mitigation_rate_all_regions": self.minimum_mitigation,
+            "promised_mitigation_rate": self.promised,
+            "requested_mitigation_rate": self.requested,
+            "proposal_decisions": self.decisions,
+        }
 
 
-def bilateral_minimum(promised: jax.Array, requested: jax.Array, decisions: jax.Array) -> jax.Array:
+def bilateral_minimum(promised: Array, requested: Array, decisions: Array) -> Array:
     """m_i = max(max_j promised[i, j]·dec[j, i], max_j requested[j, i]·dec[i, j]) (docs/rice_n.md §7.3)."""
     return jnp.maximum((promised * decisions.T).max(axis=1), (requested.T * decisions).max(axis=1))
 
 
-def bilateral_evaluation(state: RiceState, levels: jax.Array) -> RiceState:
-    """decisions[i, j] = raw a_i[a+2N+j] with the diagonal forced to 0; then m (docs/rice_n.md §7.3)."""
-    decisions = _off_diagonal(_stage_levels("bilateral", "evaluation", levels, state).astype(state.capital.dtype))
-    return state.replace(decisions=decisions, minimum_mitigation=bilateral_minimum(state.promised, state.requested, decisions))
+class Bilateral(Protocol):
+    """The reference's bilateral negotiation (module docstring; paper §4.3)."""
+
+    name = "bilateral"
+    stages = ("proposal", "evaluation")
+
+    def heads(self, n: int) -> dict[str, list[int]]:
+        return {"proposal": [NUM_LEVELS] * (2 * n), "evaluation": [2] * n}
+
+    def init(self, n: int, dtype: Any) -> BilateralState:
+        square = jnp.zeros((n, n), dtype)
+        return BilateralState(promised=square, requested=square, decisions=square, minimum_mitigation=jnp.zeros((n,), dtype))
+
+    def proposal(self, pstate: BilateralState, levels: Array, state: Any, params: Any) -> BilateralState:
+        """promised[i, j] = a_i[a+2j]/10, requested[i, j] = a_i[a+2j+1]/10 (docs/rice_n.md §7.2)."""
+        rates = levels.astype(pstate.promised.dtype) / NUM_LEVELS
+        return pstate.replace(promised=rates[:, 0::2], requested=rates[:, 1::2])
+
+    def evaluation(self, pstate: BilateralState, levels: Array, state: Any, params: Any) -> BilateralState:
+        """decisions[i, j] = raw a_i[a+2N+j] with the diagonal forced to 0; then m (docs/rice_n.md §7.3)."""
+        decisions = _off_diagonal(levels.astype(pstate.promised.dtype))
+        return pstate.replace(decisions=decisions, minimum_mitigation=bilateral_minimum(pstate.promised, pstate.requested, decisions))
+
+    def floors(self, pstate: BilateralState, params: Any) -> Levers:
+        return Levers(mitigation=pstate.minimum_mitigation)
+
+    def enforced(self, pstate: BilateralState, params: Any) -> Levers:
+        """Nothing, as the reference, unless ``params.enforce_minimum_mitigation`` (μ ≥ 0, so a
+        floor of 0 changes nothing)."""
+        return Levers(mitigation=jnp.where(params.enforce_minimum_mitigation, pstate.minimum_mitigation, 0.0))
+
+    def features(self, pstate: BilateralState) -> Array:
+        """m, promised, promisedᵀ, requested, requestedᵀ, decisions, decisionsᵀ (docs/rice_n.md §9.1)."""
+        s = pstate
+        parts = [s.minimum_mitigation[:, None], s.promised, s.promised.T, s.requested, s.requested.T, s.decisions, s.decisions.T]
+        return _as_float32(jnp.concatenate(parts, axis=1))
+
+    def state_from_record(self, get: Callable[[str], np.ndarray], n: int, dtype: Any) -> BilateralState:
+        keys = BilateralState(
+            promised="promised_mitigation_rate",
+            requested="requested_mitigation_rate",
+            decisions="proposal_decisions",
+            minimum_mitigation="minimum_mitigation_rate_all_regions",
+        )
+        return jax.tree_util.tree_map(lambda key: jnp.asarray(get(key), dtype), keys)
 
 
 # --- climate clubs (ours) -------------------------------------------------------------------
 
 
-def club_proposal(state: RiceState, levels: jax.Array) -> RiceState:
-    """club_offer[c] = (μ_min_c, τ_min_c) = a_c[a : a+2]/10."""
-    offer = _stage_levels("club", "proposal", levels, state)
-    return state.replace(club_offer=offer.astype(state.capital.dtype) / NUM_LEVELS)
+@struct.dataclass
+class ClubState:
+    """offer (N, 2): (μ_min, τ_min) proposed by each region; members[j, c]: j belongs to formed
+    club c; minimum_mitigation m (N,); tariff_floor (N, N): the lowest tariff j levies on k."""
+
+    offer: Array
+    members: Array
+    minimum_mitigation: Array
+    tariff_floor: Array
+
+    def reference_record(self) -> dict[str, Array]:
+        """Membership recorded where the reference records decisions."""
+        return {"minimum_mitigation_rate_all_regions": self.minimum_mitigation, "proposal_decisions": self.members}
 
 
-def club_membership(joins: jax.Array) -> jax.Array:
+def club_membership(joins: Array) -> Array:
     """members[j, c] = 1 if j belongs to formed club c: joiners j ≠ c, plus the proposer c
     when anyone else joined. ``joins[j, c]`` = 1 if j said yes to club c."""
     joins = _off_diagonal(jnp.clip(joins, 0.0, 1.0))
@@ -127,7 +167,7 @@ def club_membership(joins: jax.Array) -> jax.Array:
     return joins + jnp.diag(formed)
 
 
-def club_obligations(members: jax.Array, offer: jax.Array) -> tuple[jax.Array, jax.Array]:
+def club_obligations(members: Array, offer: Array) -> tuple[Array, Array]:
     """(m_j, floor[j, k]) from membership (N, N) and offers (N, 2) (see module docstring)."""
     mu_min, tau_min = offer[:, 0], offer[:, 1]
     minimum = (members * mu_min[None, :]).max(axis=1)
@@ -136,82 +176,44 @@ def club_obligations(members: jax.Array, offer: jax.Array) -> tuple[jax.Array, j
     return minimum, _off_diagonal(floor)
 
 
-def club_evaluation(state: RiceState, levels: jax.Array) -> RiceState:
-    members = club_membership(_stage_levels("club", "evaluation", levels, state).astype(state.capital.dtype))
-    minimum, floor = club_obligations(members, state.club_offer)
-    return state.replace(decisions=members, minimum_mitigation=minimum, tariff_floor=floor)
+class Club(Protocol):
+    """Climate clubs with enforced minimum mitigation and tariff floors (module docstring)."""
+
+    name = "club"
+    stages = ("proposal", "evaluation")
+
+    def heads(self, n: int) -> dict[str, list[int]]:
+        return {"proposal": [NUM_LEVELS] * 2, "evaluation": [2] * n}
+
+    def init(self, n: int, dtype: Any) -> ClubState:
+        square = jnp.zeros((n, n), dtype)
+        return ClubState(offer=jnp.zeros((n, 2), dtype), members=square, minimum_mitigation=jnp.zeros((n,), dtype), tariff_floor=square)
+
+    def proposal(self, pstate: ClubState, levels: Array, state: Any, params: Any) -> ClubState:
+        """offer[c] = (μ_min_c, τ_min_c) = a_c[a : a+2]/10."""
+        return pstate.replace(offer=levels.astype(pstate.offer.dtype) / NUM_LEVELS)
+
+    def evaluation(self, pstate: ClubState, levels: Array, state: Any, params: Any) -> ClubState:
+        members = club_membership(levels.astype(pstate.offer.dtype))
+        minimum, floor = club_obligations(members, pstate.offer)
+        return pstate.replace(members=members, minimum_mitigation=minimum, tariff_floor=floor)
+
+    def floors(self, pstate: ClubState, params: Any) -> Levers:
+        return Levers(mitigation=pstate.minimum_mitigation, tariffs=pstate.tariff_floor)
+
+    def enforced(self, pstate: ClubState, params: Any) -> Levers:
+        """Members cannot defect: μ ← max(μ, m), τ' ← max(τ', floor)."""
+        return self.floors(pstate, params)
+
+    def features(self, pstate: ClubState) -> Array:
+        """m, every club's offer (μ_min of all, then τ_min of all), membership and its transpose,
+        the tariff floors."""
+        n = pstate.offer.shape[0]
+        offer = jnp.broadcast_to(pstate.offer.T.reshape(-1), (n, 2 * n))
+        parts = [pstate.minimum_mitigation[:, None], offer, pstate.members, pstate.members.T, pstate.tariff_floor]
+        return _as_float32(jnp.concatenate(parts, axis=1))
 
 
-def club_enforce(rates: dict[str, jax.Array], state: RiceState) -> dict[str, jax.Array]:
-    """Members cannot defect: μ ← max(μ, m), τ' ← max(τ', floor)."""
-    return dict(
-        rates, mitigation=jnp.maximum(rates["mitigation"], state.minimum_mitigation), tariffs=jnp.maximum(rates["tariffs"], state.tariff_floor)
-    )
-
-
-# --- masks (docs/rice_n.md §8) -------------------------------------------------------------------------
-
-
-def action_mask(protocol: str, state: RiceState, ignored_heads: bool = False) -> jax.Array:
-    """Per-agent mask in padded-logits layout (N, A, 10): True = allowed. 2-level heads use
-    columns 0–1. Only the mitigation head (and, for clubs, the tariff heads) is ever
-    restricted. Built as one broadcast comparison against per-head lowest levels (cheap to
-    fuse; a scatter into the (N, A, 10) mask would be materialised every step).
-
-    ``ignored_heads`` (docs/rice_n.md §17's stage-relevance mask; off in the reference): the heads the
-    next step's stage ignores (:func:`stage_slices`) allow level 0 only, so a masked policy's
-    log-probability and entropy of those heads are 0: it learns from the heads that act. The
-    environment is unchanged (it ignores those entries whatever they are)."""
-    n = state.capital.shape[-1]
-    nvec = action_nvec(protocol, n)
-    levels = jnp.arange(NUM_LEVELS)
-    valid = levels < jnp.asarray(nvec)[:, None]  # (A, 10) padding of the 2-level heads
-    if protocol == "none":  # every head acts at every step
-        return jnp.broadcast_to(valid, (n, nvec.size, NUM_LEVELS))
-    # The lowest allowed level per (agent, head), selected by head index (no scatter).
-    head = jnp.arange(nvec.size)[:, None]  # (A, 1)
-    lowest = jnp.where(head == 1, _level(state.minimum_mitigation)[:, None, None], 0)  # (N, A, 1)
-    if protocol == "club":
-        floors = jnp.pad(_level(state.tariff_floor), ((0, 0), (3, nvec.size - 3 - n)))[..., None]
-        lowest = jnp.where((head >= 3) & (head < 3 + n), floors, lowest)
-    mask = valid & (levels >= lowest)
-    if ignored_heads:  # an ignored head allows level 0 only, even the mitigation head
-        mask = jnp.where(_acting_heads(protocol, n, (state.time + 1) % 3), mask, levels == 0)
-    return mask
-
-
-def _acting_heads(protocol: str, n: int, stage: jax.Array) -> jax.Array:
-    """(A, 1) booleans: the heads read at ``stage`` (0 activity, 1 proposal, 2 evaluation)."""
-    slices = stage_slices(protocol, n)
-    bounds = np.array([slices[name] for name in ("activity", "proposal", "evaluation")])
-    head = jnp.arange(int(bounds.max()))[:, None]
-    start, stop = jnp.asarray(bounds[:, 0])[stage], jnp.asarray(bounds[:, 1])[stage]
-    return (head >= start) & (head < stop)
-
-
-def _level(rate: jax.Array) -> jax.Array:
-    """The level of a rate, round(10·rate), as an integer."""
-    return jnp.round(rate * NUM_LEVELS).astype(jnp.int32)
-
-
-def flat_action_mask(protocol: str, mask: jax.Array) -> jax.Array:
-    """The reference's flat int mask (N, Σnvec): one block of nvec[e] entries per head."""
-    n = mask.shape[0]
-    nvec = action_nvec(protocol, n)
-    ten = int(np.sum(nvec == NUM_LEVELS))
-    parts = [mask[:, :ten, :].reshape(n, -1)]
-    if ten < nvec.size:
-        parts.append(mask[:, ten:, :2].reshape(n, -1))
-    return jnp.concatenate(parts, axis=1).astype(jnp.int32)
-
-
-def stage_step(protocol: str, stage: jax.Array, state: RiceState, levels: jax.Array, params: Any, activity: Any) -> RiceState:
-    """Dispatch one env step by stage (0 activity, 1 proposal, 2 evaluation); ``activity`` is
-    the activity-step function ``(state, levels, params) -> state``. Under ``vmap`` the
-    dispatch is a :func:`~jaxclimate.core.lockstep.lockstep_switch`: environments reset
-    together share the stage, so each step runs one branch (the activity step on one step in
-    three) instead of all three and a select; mixed stages fall back to exactly that."""
-    if protocol == "none":
-        return activity(state, levels, params)
-    proposal, evaluation = (bilateral_proposal, bilateral_evaluation) if protocol == "bilateral" else (club_proposal, club_evaluation)
-    return lockstep_switch(stage, (activity, lambda s, lv, _: proposal(s, lv), lambda s, lv, _: evaluation(s, lv)), state, levels, params)
+register_protocol("none", NoNegotiation)
+register_protocol("bilateral", Bilateral)
+register_protocol("club", Club)

@@ -75,8 +75,12 @@ class RiceParams(EnvParams):
     * ``debt_ratio_formula`` (static): ``"head"`` d = clip(10·B̃/K₀, −1, 0) (paper Eq. 53) or
       ``"2022"`` d = clip(B̃/10·K₀, −1, 0) (competition-era code);
     * ``utility_offset``: the "+1" inside the utility (1.0 in the reference);
-    * ``enforce_minimum_mitigation``: ``False`` — the negotiated minimum mitigation is only an
-      action mask, as in the reference; ``True`` clamps μ ← max(μ, m) in the activity step.
+    * ``enforce_minimum_mitigation``: ``False`` — the bilateral protocol's negotiated minimum
+      mitigation is only an action mask, as in the reference; ``True`` clamps μ ← max(μ, m) in
+      the activity step.
+
+    ``negotiation``: the negotiation protocol's own parameters (``Protocol.default_params()``,
+    ``None`` for the built-ins; set by the environment), a pytree like every other value here.
     """
 
     # per region (docs/rice_n.md §4.4)
@@ -127,6 +131,7 @@ class RiceParams(EnvParams):
     labor_scale: Any = 1000.0
     mitigation_cost_scale: Any = 1000.0
     enforce_minimum_mitigation: Any = False
+    negotiation: Any = None
     debt_ratio_formula: str = struct.field(static=True, default="head")
     max_steps: int = 1000  # set to the protocol's episode length by the environment (episodes terminate in 2115)
 

@@ -44,7 +44,7 @@ def test_make_and_dimensions():
 
 
 def test_bad_input_errors():
-    with pytest.raises(ValueError, match="protocol must be one of"):
+    with pytest.raises(ValueError, match="rice-n protocol must be one of"):
         RiceN(protocol="multilateral")
     with pytest.raises(ValueError, match="unknown region ids"):
         RiceN(regions=[0, 99])

@@ -123,7 +123,8 @@ def test_club_choices_above_the_floor_are_kept(x64):
 @pytest.mark.parametrize("protocol", ["bilateral", "club"])
 def test_masks_follow_the_minimum(protocol):
     env = RiceN(protocol=protocol, regions=[0, 1, 2, 3])
-    state = jax.jit(env.reset)(jax.random.PRNGKey(0))[1].replace(minimum_mitigation=jnp.array([0.0, 0.3, 0.7, 0.9]))
+    state = jax.jit(env.reset)(jax.random.PRNGKey(0))[1]
+    state = state.replace(negotiation=state.negotiation.replace(minimum_mitigation=jnp.array([0.0, 0.3, 0.7, 0.9])))
     mask = np.asarray(jax.jit(env.action_mask, static_argnums=0)("regions", state))
     assert mask.shape == (4, env.nvec.size, 10)
     np.testing.assert_array_equal(mask[:, 1].sum(axis=1), [10, 7, 3, 1])
