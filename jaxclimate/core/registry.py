@@ -2,7 +2,8 @@
 
 An override goes to the environment's constructor if the constructor takes an argument of
 that name (static choices: number of agents, dtype), and otherwise replaces a field of the
-default ``EnvParams`` (values, validated on construction). Unknown names are an error.
+default ``EnvParams`` (values, validated on construction); a dotted name (``negotiation.rate``)
+replaces a field of a dataclass held in a parameter. Unknown names are an error.
 """
 
 from __future__ import annotations
@@ -67,15 +68,24 @@ def make(env_id: str, **overrides: Any) -> tuple[Environment, EnvParams]:
             param_overrides[name] = value
     env = factory(**ctor_kwargs)
     params = env.default_params
-    field_names = {f.name for f in dataclasses.fields(params)}
-    unknown = sorted(set(param_overrides) - field_names)
-    if unknown:
-        raise ValueError(f"{env_id}: unknown option(s) {unknown}; constructor options: {sorted(ctor_names)}; parameters: {sorted(field_names)}")
     for name, value in param_overrides.items():
-        _check_numeric(env_id, name, value, getattr(params, name))
-    if param_overrides:
-        params = params.replace(**param_overrides)
+        params = _replace_field(env_id, params, name, value, ctor_names, name)
     return env, params
+
+
+def _replace_field(env_id: str, params: Any, name: str, value: Any, ctor_names: set[str], full: str) -> Any:
+    """``params`` with field ``name`` (dotted: a field of a nested dataclass) set to ``value``;
+    ``full`` is the option as the user gave it."""
+    head, _, rest = name.partition(".")
+    fields = {f.name for f in dataclasses.fields(params)} if dataclasses.is_dataclass(params) else set()
+    if head not in fields:
+        where = f"parameters: {sorted(fields)}" if fields else "that parameter holds no fields"
+        raise ValueError(f"{env_id}: unknown option {full!r}; constructor options: {sorted(ctor_names)}; {where}")
+    current = getattr(params, head)
+    if rest:
+        return params.replace(**{head: _replace_field(env_id, current, rest, value, ctor_names, full)})
+    _check_numeric(env_id, full, value, current)
+    return params.replace(**{head: value})
 
 
 def _check_numeric(env_id: str, name: str, value: Any, default: Any) -> None:

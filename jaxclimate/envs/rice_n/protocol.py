@@ -187,7 +187,10 @@ def _load(spec: str) -> Protocol:
         obj = getattr(module, attribute)
     except (ImportError, AttributeError, FileNotFoundError) as err:
         raise ValueError(f"rice-n protocol {spec!r} cannot be loaded: {err}") from err
-    protocol = obj if isinstance(obj, Protocol) else obj()
+    try:
+        protocol = obj if isinstance(obj, Protocol) or not callable(obj) else obj()
+    except TypeError as err:
+        raise ValueError(f"rice-n protocol {spec!r} cannot be built with no arguments: {err}") from err
     if not isinstance(protocol, Protocol):
         raise ValueError(f"rice-n protocol {spec!r} is a {type(protocol).__name__}, not a jaxclimate.envs.rice_n.Protocol")
     return protocol

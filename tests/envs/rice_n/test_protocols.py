@@ -1,0 +1,153 @@
+"""The protocol interface: loading, declarations, the checker (and that it can fail), and the
+two example protocols of ``baselines/protocols/`` (docs/protocols.md)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxclimate import make
+from jaxclimate.envs.rice_n import Levers, Protocol, RiceN, registered_protocols, replay, up_to_level
+from jaxclimate.envs.rice_n import protocol_check as pc
+from jaxclimate.envs.rice_n.negotiation import Bilateral
+
+ROOT = Path(__file__).resolve().parents[3]
+CLUB_BCA = f"{ROOT}/baselines/protocols/club_bca.py:ClubBCA"
+COMMITMENT = f"{ROOT}/baselines/protocols/conditional_commitment.py:ConditionalCommitment"
+SMALL = [0, 5, 12, 20]
+
+
+def test_a_protocol_is_an_object_a_name_or_a_path():
+    assert registered_protocols()[:3] == ["none", "bilateral", "club"]
+    by_object = RiceN(protocol=Bilateral(), regions=SMALL)
+    by_name = RiceN(protocol="bilateral", regions=SMALL)
+    by_module = RiceN(protocol="jaxclimate.envs.rice_n.negotiation:Bilateral", regions=SMALL)
+    for env in (by_object, by_name, by_module):
+        assert env.name == "rice-n-bilateral[4 regions]" and env.nvec.tolist() == by_name.nvec.tolist()
+    env, params = make("rice-n", protocol=COMMITMENT, regions=SMALL)
+    assert env.name == "rice-n-conditional-commitment[4 regions]" and env.episode_length == 40
+    assert env.stage_slices == {"activity": (0, 11), "pledge": (11, 13)}
+    env, params = make("rice-n", protocol=CLUB_BCA, regions=SMALL, **{"negotiation.bca_rate": 0.5})
+    assert float(params.negotiation.bca_rate) == 0.5 and env.episode_length == 60
+    with pytest.raises(ValueError, match="unknown option 'negotiation.rate'"):
+        make("rice-n", protocol=CLUB_BCA, regions=SMALL, **{"negotiation.rate": 0.5})
+    with pytest.raises(ValueError, match="cannot be loaded"):
+        RiceN(protocol="no_such_module:Thing")
+    with pytest.raises(ValueError, match="cannot be built with no arguments"):
+        RiceN(protocol="numpy:ndarray")
+    with pytest.raises(ValueError, match="is a float, not a jaxclimate.envs.rice_n.Protocol"):
+        RiceN(protocol="math:pi")
+
+
+class _Broken(Protocol):
+    name = "broken"
+    stages = ("offer",)
+
+    def heads(self, n):
+        return {"offer": [10]}
+
+    def init(self, n, dtype):
+        return jnp.zeros((n,), dtype)
+
+    def offer(self, pstate, levels, state, params):
+        return levels[:, 0].astype(pstate.dtype) / 10
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        (dict(stages=("offer", "offer")), "stages must be distinct identifiers"),
+        (dict(stages=("activity",)), "'activity' is the environment's stage"),
+        (dict(stages=("vote",)), r"no method for stage\(s\) \['vote'\]"),
+        (dict(heads=lambda self, n: {"other": [10]}), "heads\\(n\\) must name exactly the stages"),
+        (dict(heads=lambda self, n: {"offer": [11]}), "2..10 levels"),
+        (dict(offer=lambda self, p, lv, s, pa: lv.astype(jnp.float32)), "returns a state of another structure"),
+        (dict(features=lambda self, p: p), r"features must be \(N, F\)"),
+        (dict(floors=lambda self, p, pa: Levers(tariffs=p)), r"floors\(\).tariffs must have shape \(4, 4\)"),
+    ],
+)
+def test_the_checker_names_the_protocol_and_what_is_wrong(override, message):
+    broken = type("Broken", (_Broken,), override)()
+    with pytest.raises(pc.ProtocolError, match=f"^rice-n protocol 'broken': .*{message}"):
+        pc.check_protocol(broken, regions=SMALL, conformance=False)
+
+
+class _Overreaching(_Broken):
+    """Masks allow any mitigation, but the offer is enforced: a masked choice gets overridden."""
+
+    def enforced(self, pstate, params):
+        return Levers(mitigation=pstate)
+
+
+@pytest.mark.slow
+def test_the_checker_catches_enforcement_beyond_the_masks():
+    with pytest.raises(pc.ProtocolError, match="enforces mitigation .* above the lowest level the mask allows"):
+        pc.check_protocol(_Overreaching(), regions=SMALL, num_activity_steps=2, episodes=2, conformance=False)
+    # the same protocol with its masks at the enforced floors passes
+    fixed = type("Fixed", (_Overreaching,), dict(floors=lambda self, p, pa: Levers(mitigation=p)))()
+    pc.check_protocol(fixed, regions=SMALL, num_activity_steps=2, episodes=2, conformance=False)
+
+
+def test_the_economy_comparison_can_fail(x64):
+    env = RiceN(protocol="club", regions=SMALL, num_activity_steps=1, dtype="float64")
+    _, state = env.reset(jax.random.PRNGKey(0))
+    after = jax.tree_util.tree_map(lambda x: jnp.stack([x] * env.steps_per_activity)[None], state)
+    reference = jax.tree_util.tree_map(lambda x: x[None, None], state)
+    pc._check_same_economy(env, {"state": after}, reference, "here")  # identical: passes
+    with pytest.raises(pc.ProtocolError, match=r"\.capital differs from protocol 'none'"):
+        pc._check_same_economy(env, {"state": after.replace(capital=after.capital * 1.001)}, reference, "here")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("protocol, conformance", [(COMMITMENT, True), (CLUB_BCA, False)], ids=["commitment", "club-bca"])
+def test_the_example_protocols_pass_the_checker(protocol, conformance):
+    """The commitment protocol (one stage: a cycle unlike the built-ins') also through check_env."""
+    pc.check_protocol(protocol, regions=SMALL, num_activity_steps=2, episodes=3, conformance=conformance)
+
+
+def _load(spec: str):
+    from jaxclimate.envs.rice_n.protocol import resolve_protocol
+
+    return resolve_protocol(spec)
+
+
+def test_the_binding_set_is_the_largest_set_whose_conditions_hold():
+    module = __import__(type(_load(COMMITMENT)).__module__)
+    binding_set = jax.jit(module.binding_set)
+    rng = np.random.default_rng(0)
+    n = 5
+    for _ in range(40):
+        pledge = rng.integers(0, 10, n) / 10
+        condition = rng.integers(0, 10, n) / 10
+        feasible = [
+            set(s)
+            for k in range(n + 1)
+            for s in itertools.combinations(range(n), k)
+            if all(sum(pledge[j] for j in s if j != i) / (n - 1) >= condition[i] - 1e-9 for i in s)
+        ]
+        largest = set().union(*feasible)  # feasible sets are closed under union
+        got = np.asarray(binding_set(jnp.asarray(pledge), jnp.asarray(condition)))
+        assert set(np.flatnonzero(got)) == largest, (pledge, condition)
+
+
+def test_club_bca_tariffs_scale_with_the_mitigation_gap(x64):
+    """Region 0 proposes μ = 0.6 and region 1 joins; regions 2 and 3 stay out after mitigating
+    0.1 and 0 at the first activity step: members levy ≥ up_to_level(bca_rate·gap) on them."""
+    for rate, expected in ((1.0, [0.5, 0.6]), (0.5, [0.3, 0.3])):  # 0.25 → 0.3, 0.3 → 0.3 on the level grid
+        env, params = make("rice-n", protocol=CLUB_BCA, regions=SMALL, dtype="float64", **{"negotiation.bca_rate": rate})
+        n, a = 4, 3 + 2 * 4
+        actions = np.zeros((6, n, env.nvec.size), np.int64)
+        actions[2, :, 1] = [0, 0, 1, 0]  # first activity step: regions' mitigation levels
+        actions[3, 0, a] = 6  # second cycle: region 0 proposes μ = 0.6
+        actions[4, 1, a + 1] = 1  # region 1 joins club 0
+        out = replay(env, actions, params)
+        tariffs = out["state__future_tariffs"][6]
+        np.testing.assert_allclose(tariffs[:2, 2:], [expected, expected])  # members on outsiders
+        assert (tariffs[:2, :2] == 0).all() and (tariffs[2:] == 0).all()  # none within the club, none from outsiders
+        np.testing.assert_allclose(out["state__mitigation_rate_all_regions"][6], [0.6, 0.6, 0.0, 0.0])  # enforced
+    assert float(up_to_level(jnp.asarray(0.3))) == pytest.approx(0.3)  # a rate on the grid stays
