@@ -8,10 +8,15 @@ summary of one deterministic episode per seed, as ``summary.json`` has it) and t
 environment's plots into ``--out`` (default ``RUN_DIR/evaluation``, or
 ``RUN_DIR/evaluation-<k>=<v>`` under changed parameters).
 
+Several run directories are each evaluated, then compared by the environment's report into
+``--out`` (default ``./comparison``): ``comparison.json`` and its plots (for RICE-N, a team's
+submissions: each run's point on the index plane and the hypervolume they enclose).
+
 Examples::
 
     python -m jaxclimate.evaluate runs/climate-mitigation-i-ippo-20261126-030000 --episodes 32
     python -m jaxclimate.evaluate runs/ebm-v3-a6-ddpg-20261126-030000 --env-set D=0.7
+    python -m jaxclimate.evaluate runs/rice-n-* --out runs/team   # competition metrics, hypervolume
 """
 
 from __future__ import annotations
@@ -77,26 +82,53 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("\n\n", 1)[1],
     )
-    parser.add_argument("run_dir", type=Path, help="a run directory of python -m jaxclimate.train")
+    parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR", help="run directories of python -m jaxclimate.train")
     parser.add_argument("--episodes", type=int, default=8, help="episodes per seed (default 8)")
     parser.add_argument("--env-set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="an environment parameter to change")
-    parser.add_argument("--out", type=Path, help="output folder (default RUN_DIR/evaluation[-changes])")
+    parser.add_argument(
+        "--out", type=Path, help="output folder (default RUN_DIR/evaluation[-changes]; with several runs, the comparison's: ./comparison)"
+    )
     parser.add_argument("--no-plots", action="store_true")
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error(f"--episodes must be >= 1, got {args.episodes}")
     overrides = {k: parse_value(v) for k, v in dict(args.env_set).items()}
-    try:
-        policy = load_policy(args.run_dir, **overrides)
-    except (FileNotFoundError, ValueError, TypeError) as err:
-        parser.error(str(err))
+    policies = []
+    for run_dir in args.run_dirs:
+        try:
+            policies.append(load_policy(run_dir, **overrides))
+        except (FileNotFoundError, ValueError, TypeError) as err:
+            parser.error(f"{run_dir}: {err}")
+    env_ids = sorted({p.options.env for p in policies})
+    if len(env_ids) > 1:
+        parser.error(f"runs of one environment id can be compared, got {env_ids}")
     tag = "-".join(f"{k}={v}" for k, v in overrides.items())
-    out = args.out or args.run_dir / ("evaluation" + (f"-{tag}" if tag else ""))
-    record = evaluate(policy, args.episodes, out, plots=not args.no_plots)
-    for group, r in record["returns"].items():
-        print(f"[{group}] return {r['mean']:.4f} per agent (mean over {policy.seeds} seed(s) × {args.episodes} episodes)")
-    print(f"wrote {out / 'evaluation.json'}")
+    several = len(policies) > 1
+    records = []
+    for run_dir, policy in zip(args.run_dirs, policies):
+        out = (args.out if not several else None) or run_dir / ("evaluation" + (f"-{tag}" if tag else ""))
+        record = evaluate(policy, args.episodes, out, plots=not args.no_plots)
+        records.append(record)
+        print(f"{run_dir}:")
+        for group, r in record["returns"].items():
+            print(f"  [{group}] return {r['mean']:.4f} per agent (mean over {policy.seeds} seed(s) × {args.episodes} episodes)")
+        for line in report_for(policy.options.env).summary_lines(record["summary"]):
+            print("  " + line)
+        print(f"  wrote {out / 'evaluation.json'}")
+    if several:
+        compare(records, report_for(env_ids[0]), args.out or Path("comparison"))
     return 0
+
+
+def compare(records: list[dict], report, out: Path) -> dict[str, Any]:
+    """Several runs' records side by side, as the environment's report compares them."""
+    out.mkdir(parents=True, exist_ok=True)
+    result = report.compare(records, out)
+    atomic_write_text(out / "comparison.json", json.dumps(_plain(result), indent=2) + "\n")
+    for line in report.compare_lines(result):
+        print(line)
+    print(f"wrote {out / 'comparison.json'}")
+    return result
 
 
 if __name__ == "__main__":

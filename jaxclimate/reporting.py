@@ -13,7 +13,9 @@ nothing of this layer:
 * ``summarize(...)`` — entries added to ``summary.json`` (and files written next to it) from
   the finished run, the metric rows and deterministic evaluation episodes;
 * ``summary_lines(summary)`` — what to print after the run;
-* ``plot(rows, summary, evaluations, run_dir)`` — figures beyond the returns per agent.
+* ``plot(rows, summary, evaluations, run_dir)`` — figures beyond the returns per agent;
+* ``compare(records, out)`` / ``compare_lines(result)`` — several evaluated runs side by side
+  (``python -m jaxclimate.evaluate RUN_DIR RUN_DIR …``), e.g. a team's submissions.
 
 So the CLI never branches on an environment's name.
 """
@@ -68,6 +70,14 @@ class TrainingReport:
 
     def plot(self, env, rows: list[dict], summary: dict, evaluations: list[dict], run_dir: Path) -> None:
         return None
+
+    def compare(self, records: list[dict], out: Path) -> dict[str, Any]:
+        """Several runs' evaluation records (``jaxclimate.evaluate``): by default each run's mean
+        return per agent and group."""
+        return {"runs": [r["run_dir"] for r in records], "mean_return": [{g: v["mean"] for g, v in r["returns"].items()} for r in records]}
+
+    def compare_lines(self, result: dict) -> list[str]:
+        return [f"{run}: " + ", ".join(f"[{g}] {v:.4f}" for g, v in means.items()) for run, means in zip(result["runs"], result["mean_return"])]
 
 
 def evaluate_policies(env, env_params, trainer, state, key: jax.Array | None = None, deterministic: bool = True) -> list[dict[str, Any]]:

@@ -20,9 +20,10 @@ register("climate-mitigation-ii", ClimateMitigation, report=_CLIMATE, scenario="
 
 from jaxclimate.envs.rice_n import RiceN  # noqa: E402
 
-register("rice-n", RiceN)  # protocol="none" unless protocol= is given; regions= for a subset
-register("rice-n-bilateral", RiceN, protocol="bilateral")
-register("rice-n-club", RiceN, protocol="club")
+_RICE_N = "jaxclimate.envs.rice_n.report:RiceNReport"
+register("rice-n", RiceN, report=_RICE_N)  # protocol="none" unless protocol= is given; regions= for a subset
+register("rice-n-bilateral", RiceN, report=_RICE_N, protocol="bilateral")
+register("rice-n-club", RiceN, report=_RICE_N, protocol="club")
 
 from jaxclimate.envs.invest_esg import InvestESG  # noqa: E402
 
