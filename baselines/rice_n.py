@@ -16,7 +16,8 @@ action entry, masks applied to the logits (masked levels get −1e9), γ = 0.92 
 are ``vmap``ped in one compiled program, laid over every device (on a multi-core CPU, XLA host
 devices: ``XLA_FLAGS="--xla_force_host_platform_device_count=2 ..." ... --seeds 4``). Evaluation: 10 roll-outs of the stochastic policy
 per seed (the paper's "10 roll-outs under 3 seeds"); each seed's point is the mean unrounded
-(climate, economic) index of its roll-outs; we report the points, their Pareto front's
+(climate, economic) index of its roll-outs; the competition's eight metrics (docs/rice_n.md §18)
+of every roll-out, averaged as its script averages episodes, over all seeds and per seed; we report the points, their Pareto front's
 hypervolume (reference point (0, 0), docs/rice_n.md §11.4), the mean ΔT 2015→2100 / 2115 and each
 seed's mean T_AT path 2015..2115 (``temperature_path`` by ``years``; its 2100 entry is
 ``temperature_2100``). The paper's Fig. 2 finds that negotiation lowers the 2100 temperature.
@@ -44,6 +45,7 @@ from jaxclimate import distributed, make  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.ippo import IPPOConfig, make_trainer  # noqa: E402
 from jaxclimate.envs.rice_n import evaluation as ev  # noqa: E402
+from jaxclimate.envs.rice_n import scoring  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 #: The records' T_AT = RICE-N's anchor T_AT(2015) = 0.85 °C + ΔT since 2015 (as temperature_2100 always was).
@@ -84,7 +86,8 @@ def train_protocol(protocol: str, args) -> dict:
     returns = np.asarray(metrics["regions"]["episode_return"]).mean(axis=-1)  # (seeds, updates)
     evaluation = evaluate(env, params, trainer, rs.params, args)
     return {
-        "protocol": protocol,
+        "protocol": env.protocol.name,
+        "protocol_spec": protocol,
         "env_steps_per_seed": config.num_updates * config.steps_per_update,
         "wall_seconds": wall,
         "devices": placement.num_devices,
@@ -111,9 +114,10 @@ def evaluate(env, params, trainer, policy_params, args) -> dict:
 
     keys = jax.random.split(jax.random.PRNGKey(10_000 + args.seed), args.seeds * args.rollouts).reshape(args.seeds, args.rollouts, -1)
     histories = jax.tree_util.tree_map(np.asarray, jax.jit(jax.vmap(rollouts))(policy_params, keys))
-    points, delta_t, delta_t_2100, paths, mu, sav = [], [], [], [], [], []
+    points, delta_t, delta_t_2100, paths, mu, sav, competition = [], [], [], [], [], [], []
     for seed in range(args.seeds):
         metrics, seed_paths = [], []
+        competition.append(scoring.score(jax.tree_util.tree_map(lambda x: x[seed], histories)))
         for r in range(args.rollouts):
             hist = jax.tree_util.tree_map(lambda x: x[seed, r], histories)
             metrics.append(ev.episode_metrics(hist))
@@ -136,12 +140,19 @@ def evaluate(env, params, trainer, policy_params, args) -> dict:
         "temperature_path": paths,
         "mean_mitigation": float(np.mean(mu)),
         "mean_savings": float(np.mean(sav)),
+        "competition": scoring.score(jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), histories)),
+        "competition_per_seed": competition,
     }
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--protocols", nargs="+", default=["none", "bilateral"], choices=["none", "bilateral", "club"])
+    p.add_argument(
+        "--protocols",
+        nargs="+",
+        default=["none", "bilateral"],
+        help="registered protocol names (none, bilateral, club) or 'package.module:Name' / 'file.py:Name' of a protocol (docs/protocols.md)",
+    )
     p.add_argument("--steps", type=int, default=60_000, help="env steps per seed and protocol")
     p.add_argument("--envs", type=int, default=8)
     p.add_argument("--seeds", type=int, default=3)
@@ -201,7 +212,11 @@ def payload_of(args, results: list[dict], record: dict | None) -> dict:
 
 
 def main(argv=None) -> dict:
-    args = parser().parse_args(argv)
+    return run(parser().parse_args(argv))
+
+
+def run(args) -> dict:
+    """Train and evaluate every protocol of ``args``, write the record, print the table."""
     record = existing_record(args)
     results = []
     for protocol in args.protocols:

@@ -162,6 +162,10 @@ def rollout_arrays(env: RiceN, params: RiceParams, policy: Callable, keys: jax.A
             "state__activity_timestep": states.activity_step[:, None],
             "state__mitigation_rate_all_regions": states.mitigation,
             "state__savings_all_regions": states.savings,
+            "state__capital_all_regions": states.capital,  # with the above: what the competition's metrics read
+            "state__production_all_regions": states.production,
+            "state__investment_all_regions": states.investment,
+            "state__abatement_cost_all_regions": states.abatement_cost,
             "rewards": rewards,
         }
 
