@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 GUIDE = ROOT / "docs" / "guide.md"
 CONTRIBUTING = ROOT / "docs" / "contributing.md"
+PROTOCOLS = ROOT / "docs" / "protocols.md"
 
 
 def python_blocks(page: Path) -> list[str]:
@@ -86,3 +87,11 @@ def test_contributing_example_registers_checks_and_trains_a_new_environment():
         assert namespace["metrics"]["movers"]["episode_return"].shape == (4, 2)
     finally:  # the example's id must not leak into tests that list every registered environment
         registry._REGISTRY.pop("counters-v0", None)
+
+
+@pytest.mark.slow
+def test_protocols_example_checks_and_steps_a_users_protocol(capsys):
+    namespace = run_blocks(PROTOCOLS, python_blocks(PROTOCOLS))
+    assert namespace["env"].name == "rice-n-median-floor[4 regions]"
+    assert float(namespace["state"].negotiation) == pytest.approx(0.6)  # the median pledge 6.5, down to a level
+    assert capsys.readouterr().out.strip() == "0.6 [False, False, False, False, False, False, True, True, True, True]"
