@@ -1,8 +1,10 @@
 """RICE-N speed: env-steps/s for 1…4096 parallel environments, with and without negotiation,
-against the original NumPy environment.
+against the original NumPy environment and, optionally, the authors' JAX port jice.
 
     python benchmarks/bench_rice_n.py
     python benchmarks/bench_rice_n.py --envs 1 1024 --protocols none --repeats 3
+    python benchmarks/bench_rice_n.py --jice /tmp/peers/jice --envs 256 4096 --protocols none \
+        --variants step "step, factored" --regions 20 27   # side by side with jice (20 regions)
 
 Rows: random valid actions (see ``rollout_checksum``), ``--episodes`` whole episodes per env
 (20 env steps without negotiation, 60 with), one compiled ``lax.scan`` over steps of a
@@ -23,6 +25,18 @@ this machine class (2-vCPU AMD EPYC, Python 3.11.7, NumPy 1.26.4; env only, rand
 median of 5 runs × 30 episodes) is quoted from the reference specification (docs/rice_n.md §16):
 110 env-steps/s without negotiation and 173 env-steps/s with it. The "× original" column
 divides by those numbers.
+
+Peer: jice, the RICE-N authors' JAX port (branch GAIA_jax of their repository; 20 regions,
+no negotiation, a 57-feature observation per region). Not a dependency and never vendored:
+``--jice PATH`` or ``$JAXCLIMATE_JICE`` names a local checkout (benchmarks/peers.py says how
+to get one and the two shims it needs); without one its rows are skipped with a note. Its
+rows ("jice step") time jice's own ``Rice.step`` (transition, auto-reset and its observation,
+written to memory every step; its constant all-ones action mask is not carried, as in our
+"step" rows) the same way as ours: the same random-level scheme, one compiled ``lax.scan``
+over steps of a ``vmap`` over envs, compile time apart, median of ``--repeats``. Each of our
+rows without negotiation gets ``ratio_vs_jice``, its env-steps/s over jice's at the same
+number of envs in the same run (jice has 20 regions; ``--regions 20`` makes ours comparable:
+the first 20 of our 27 regions). With jice rows the JSON is ``bench_rice_n-jice-<backend>.json``.
 """
 
 from __future__ import annotations
@@ -41,6 +55,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 from benchmarks.harness import format_table, save_results, time_compiled  # noqa: E402
+from benchmarks.peers import JICE_ENV_VAR, jice_reset, jice_root, jice_step, load_jice  # noqa: E402
 from jaxclimate import make  # noqa: E402
 
 #: Original NumPy RICE-N, env-steps/s on a 2-core CPU (docs/rice_n.md §16, median of 5 runs × 30 episodes).
@@ -68,12 +83,27 @@ def parse_args(argv=None):
         choices=list(VARIANTS),
         help="what is timed (default all): the dynamics alone, env.step, env.step + the padded mask",
     )
+    p.add_argument(
+        "--regions",
+        type=int,
+        nargs="+",
+        default=[27],
+        help="numbers of regions of our rows (default 27): k runs the first k regions, regions=range(k)",
+    )
     p.add_argument("--episodes", type=int, default=1, help="whole episodes per env (default 1)")
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument(
+        "--jice",
+        type=Path,
+        default=None,
+        help=f"a local checkout of jice, the authors' JAX port, to time beside ours (default ${JICE_ENV_VAR}; see benchmarks/peers.py)",
+    )
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
     if min(args.envs) < 1 or args.episodes < 1 or args.repeats < 1:
         p.error("--envs, --episodes and --repeats must be >= 1")
+    if not all(2 <= k <= 27 for k in args.regions):
+        p.error("--regions must be between 2 and 27")
     return args
 
 
@@ -87,11 +117,12 @@ def rollout_checksum(env, params, keys, num_steps, with_mask: bool = False, with
     building it into the sum and never write it: 2–3× faster, but no consumer works so.)
 
     Actions: per env, random levels drawn once; step t plays (levels + t mod 10) wrapped into
-    each head's range (one add, compare and select per entry), with the mitigation level raised
-    to the negotiated minimum (the mask). Drawing 1,539 (3,726 with negotiation) fresh random
-    levels per env step with ``jax.random`` would cost more than the step itself, and an
-    integer ``mod`` per entry a quarter of it; the reference measurement excludes action
-    sampling too (docs/rice_n.md §16)."""
+    each head's range (one add, compare and select per entry), each head's level raised to the
+    lowest level the protocol allows (``env.lowest_allowed_levels``: the negotiated minimum
+    mitigation). Drawing 1,539 (3,726 with negotiation) fresh random levels per env
+    step with ``jax.random`` would cost more than the step itself, and an integer ``mod`` per
+    entry a quarter of it; the reference measurement excludes action sampling too
+    (docs/rice_n.md §16)."""
     obs, state = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
     nvec = jnp.asarray(env.nvec)
     levels = jax.vmap(lambda k: jax.random.randint(k, (env.num_regions, nvec.size), 0, nvec))(keys)
@@ -100,8 +131,7 @@ def rollout_checksum(env, params, keys, num_steps, with_mask: bool = False, with
     def actions_at(t, state):
         raw = levels + t % 10  # a scalar mod; per entry only an add, a compare and a select
         actions = jnp.where(nvec == 2, raw & 1, jnp.where(raw >= 10, raw - 10, raw))
-        minimum = jnp.round(10 * state.minimum_mitigation).astype(actions.dtype)  # what the mask allows
-        return actions.at[..., 1].set(jnp.maximum(actions[..., 1], minimum))
+        return jnp.maximum(actions, env.lowest_allowed_levels(state, params).astype(actions.dtype))
 
     def body(carry, t):
         obs, mask, state, total = carry
@@ -139,9 +169,9 @@ def env_batch(env, params, n: int) -> int:
     return split_batch(n, 4 * (one + mask))
 
 
-def rows_for(protocol: str, what: str, args) -> list[dict]:
+def rows_for(protocol: str, what: str, args, regions: int = 27) -> list[dict]:
     with_mask, with_obs, layout = VARIANTS[what]
-    env, params = make("rice-n", protocol=protocol, observation=layout)
+    env, params = make("rice-n", protocol=protocol, observation=layout, regions=range(regions))
     steps = args.episodes * env.episode_length
     rows = []
     for n in args.envs:
@@ -151,19 +181,83 @@ def rows_for(protocol: str, what: str, args) -> list[dict]:
         t = time_compiled(fn, keys, repeats=args.repeats)
         sps = n * steps / t["median_s"]
         row = {
+            "impl": "jaxclimate",
             "protocol": protocol,
             "what": what,
+            "regions": regions,
             "n_envs": n,
             "batch": batch,
             "compile_s": t["compile_s"],
             "median_s": t["median_s"],
+            "runs_s": t["runs_s"],
             "env_steps_per_s": sps,
             "us_per_env_step": 1e6 * t["median_s"] / (n * steps),
         }
         if protocol in ORIGINAL_ENV_STEPS_PER_S:
             row["speedup_vs_original"] = sps / ORIGINAL_ENV_STEPS_PER_S[protocol]
         rows.append(row)
-        print(f"  {protocol:>9} {row['what']:>21} {n:>5} envs: {sps:,.0f} env-steps/s", flush=True)
+        print(f"  {protocol:>9} {row['what']:>21} {regions:>2} regions {n:>5} envs: {sps:,.0f} env-steps/s", flush=True)
+    return rows
+
+
+def jice_rollout_checksum(env, keys, num_steps):
+    """:func:`rollout_checksum` for jice's ``Rice`` (benchmarks/peers.py): states from
+    ``vmap(reset)``, a ``lax.scan`` over steps of ``vmap(step)``, the same action scheme (every
+    level is valid: jice has no negotiation), the observation features carried through the
+    scan; the checksum sums every step's rewards and the last observation."""
+    reset, step = jice_reset(env), jice_step(env)
+    obs, state = jax.vmap(reset)(keys)
+    nvec = jnp.asarray(env.action_nvec)
+    levels = jax.vmap(lambda k: jax.random.randint(k, (env.num_regions, nvec.size), 0, nvec))(keys)
+
+    def body(carry, t):
+        features, state, total = carry
+        raw = levels + t % 10
+        actions = jnp.where(raw >= nvec, raw - nvec, raw)
+        timestep, state = jax.vmap(step)(keys, state, actions)
+        return (timestep.observation["observations"], state, total + timestep.reward.sum()), None
+
+    carry = (obs["observations"], state, jnp.zeros(()))
+    (features, _, total), _ = jax.lax.scan(body, carry, jnp.arange(num_steps))
+    return total + features.sum()
+
+
+def jice_rows(root: Path, args) -> list[dict]:
+    """jice's env-steps/s (20 regions, its training settings) at each ``--envs``."""
+    env = load_jice(root, num_regions=20)
+    steps = args.episodes * int(env.episode_length)
+    rows = []
+    for n in args.envs:
+        keys = jax.random.split(jax.random.PRNGKey(0), n)
+        t = time_compiled(lambda k: jice_rollout_checksum(env, k, steps), keys, repeats=args.repeats)
+        sps = n * steps / t["median_s"]
+        rows.append(
+            {
+                "impl": "jice",
+                "protocol": "none",
+                "what": "jice step",
+                "regions": env.num_regions,
+                "n_envs": n,
+                "batch": n,
+                "compile_s": t["compile_s"],
+                "median_s": t["median_s"],
+                "runs_s": t["runs_s"],
+                "env_steps_per_s": sps,
+                "us_per_env_step": 1e6 * t["median_s"] / (n * steps),
+                "speedup_vs_original": sps / ORIGINAL_ENV_STEPS_PER_S["none"],
+            }
+        )
+        print(f"  {'none':>9} {'jice step':>21} {env.num_regions:>2} regions {n:>5} envs: {sps:,.0f} env-steps/s", flush=True)
+    return rows
+
+
+def with_ratio_vs_jice(rows: list[dict], jice: list[dict]) -> list[dict]:
+    """``ratio_vs_jice`` on each of our rows without negotiation: its env-steps/s over jice's at
+    the same number of envs (None where jice has no such row)."""
+    by_envs = {r["n_envs"]: r["env_steps_per_s"] for r in jice}
+    for row in rows:
+        if row["protocol"] == "none" and row["n_envs"] in by_envs:
+            row["ratio_vs_jice"] = row["env_steps_per_s"] / by_envs[row["n_envs"]]
     return rows
 
 
@@ -178,23 +272,36 @@ def memory_pass_rate(nbytes: float = 115e6, repeats: int = 5) -> float:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    print(f"bench_rice_n: 27 regions, device {jax.devices()[0].device_kind}", flush=True)
-    rows = [row for protocol in args.protocols for what in args.variants for row in rows_for(protocol, what, args)]
+    root = jice_root(args.jice)  # raises if a path is given but holds no jice
+    print(f"bench_rice_n: {', '.join(map(str, args.regions))} regions, device {jax.devices()[0].device_kind}", flush=True)
+    jice = jice_rows(root, args) if root is not None else []
+    rows = [
+        row for regions in args.regions for protocol in args.protocols for what in args.variants for row in rows_for(protocol, what, args, regions)
+    ]
+    if jice:
+        rows = with_ratio_vs_jice(rows, jice)
+        jice_note = f"jice from {root}"
+    else:
+        jice_note = f"jice rows skipped: no jice checkout given (--jice PATH or ${JICE_ENV_VAR}; see benchmarks/peers.py)"
     print()
     print(
         format_table(
-            rows,
+            jice + rows,
             [
+                ("impl", "impl", "s"),
                 ("protocol", "protocol", "s"),
                 ("what", "timed", "s"),
+                ("regions", "N", "d"),
                 ("n_envs", "envs", "d"),
                 ("env_steps_per_s", "env-steps/s", ",.0f"),
                 ("us_per_env_step", "µs/env-step", ".2f"),
                 ("compile_s", "compile s", ".2f"),
                 ("speedup_vs_original", "× original", ",.0f"),
+                ("ratio_vs_jice", "× jice", ".2f"),
             ],
         )
     )
+    print(f"\n{jice_note}")
     print(
         f"\noriginal NumPy env (docs/rice_n.md §16, same machine class): {ORIGINAL_ENV_STEPS_PER_S['none']:.0f} env-steps/s "
         f"without negotiation, {ORIGINAL_ENV_STEPS_PER_S['bilateral']:.0f} with"
@@ -208,15 +315,16 @@ def main(argv=None) -> dict:
         f"per env step caps env.step at ~{ceiling:,.0f} env-steps/s ({ceiling / ORIGINAL_ENV_STEPS_PER_S['none']:,.0f}× the original)"
     )
     payload = {
-        "config": vars(args) | {"out": str(args.out)},
+        "config": vars(args) | {"out": str(args.out), "jice": None if root is None else str(root)},
         "rows": rows,
+        "jice": {"rows": jice, "note": jice_note},
         "memory": {"pass_bytes_per_s": rate, "obs_bytes_per_env_step": obs_bytes, "env_steps_per_s_ceiling": ceiling},
         "reference": {
             "source": "docs/rice_n.md §16: original NumPy RICE-N on a 2-vCPU AMD EPYC, env only, random actions",
             "env_steps_per_s": ORIGINAL_ENV_STEPS_PER_S,
         },
     }
-    path = save_results("bench_rice_n", payload, args.out)
+    path = save_results("bench_rice_n-jice" if jice else "bench_rice_n", payload, args.out)
     print(f"\nsaved {path}")
     return payload
 

@@ -100,6 +100,36 @@ def test_bench_rice_n_tiny_run(tmp_path):
         bench_rice_n.parse_args(["--episodes", "0"])
 
 
+def test_bench_rice_n_skips_jice_rows_without_a_checkout(tmp_path, monkeypatch, capsys):
+    """No --jice and no $JAXCLIMATE_JICE: no jice rows, no ratio, a printed note, the usual file."""
+    from benchmarks import bench_rice_n
+    from benchmarks.peers import JICE_ENV_VAR
+
+    monkeypatch.delenv(JICE_ENV_VAR, raising=False)
+    payload = bench_rice_n.main(
+        ["--envs", "1", "--protocols", "none", "--variants", "dynamics only", "--regions", "2", "--repeats", "1", "--out", str(tmp_path)]
+    )
+    assert payload["jice"]["rows"] == [] and payload["config"]["jice"] is None
+    assert [(r["impl"], r["regions"]) for r in payload["rows"]] == [("jaxclimate", 2)]
+    assert "ratio_vs_jice" not in payload["rows"][0]
+    assert "jice rows skipped" in capsys.readouterr().out and "jice rows skipped" in payload["jice"]["note"]
+    assert [f.name for f in tmp_path.glob("bench_rice_n*.json")] == ["bench_rice_n-cpu.json"]
+
+
+def test_bench_rice_n_jice_root_accepts_the_repository_root_or_the_jice_folder(tmp_path, monkeypatch):
+    from benchmarks.peers import JICE_ENV_VAR, jice_root
+
+    monkeypatch.delenv(JICE_ENV_VAR, raising=False)
+    assert jice_root(None) is None
+    (tmp_path / "jice" / "environment").mkdir(parents=True)
+    (tmp_path / "jice" / "environment" / "rice.py").touch()
+    assert jice_root(tmp_path) == jice_root(tmp_path / "jice") == tmp_path.resolve()
+    monkeypatch.setenv(JICE_ENV_VAR, str(tmp_path))
+    assert jice_root(None) == tmp_path.resolve()
+    with pytest.raises(FileNotFoundError):
+        jice_root(tmp_path / "elsewhere")
+
+
 @pytest.mark.slow
 @SAME_PROGRAMS
 def test_bench_fedrain_tiny_run(tmp_path):

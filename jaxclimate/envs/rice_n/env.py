@@ -352,6 +352,17 @@ class RiceN(Environment[RiceState, RiceParams]):
                 start = h
         return jnp.concatenate(blocks, axis=1).astype(jnp.int32)
 
+    def lowest_allowed_levels(self, state: RiceState, params: RiceParams | None = None) -> jax.Array:
+        """(N, A) the lowest level each head allows (the protocol's floors; 0 elsewhere): raising a
+        choice to it is the cheapest way to play only allowed actions."""
+        params = self.default_params if params is None else params
+        lowest = lowest_levels(self.protocol.floors(state.negotiation, params), self.num_regions, self.nvec.size)
+        return (
+            jnp.zeros((self.num_regions, self.nvec.size), jnp.int32)
+            if lowest is None
+            else jnp.broadcast_to(lowest[..., 0], (self.num_regions, self.nvec.size))
+        )
+
     def _mask(self, state: RiceState, params: RiceParams | None, ignored_heads: bool) -> jax.Array:
         n, heads = self.num_regions, self.nvec.size
         params = self.default_params if params is None else params

@@ -128,6 +128,7 @@ def test_masks_follow_the_minimum(protocol):
     mask = np.asarray(jax.jit(env.action_mask, static_argnums=0)("regions", state))
     assert mask.shape == (4, env.nvec.size, 10)
     np.testing.assert_array_equal(mask[:, 1].sum(axis=1), [10, 7, 3, 1])
+    np.testing.assert_array_equal(jax.jit(env.lowest_allowed_levels)(state), mask.argmax(axis=-1))  # the cheap form
     assert not mask[:, -1, 2:].any() and mask[:, -1, :2].all()  # 2-level heads: padding
     flat = np.asarray(jax.jit(env.flat_action_mask)(state))
     assert flat.shape == (4, int(env.nvec.sum()))
