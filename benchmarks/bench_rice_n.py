@@ -127,11 +127,12 @@ def rollout_checksum(env, params, keys, num_steps, with_mask: bool = False, with
     nvec = jnp.asarray(env.nvec)
     levels = jax.vmap(lambda k: jax.random.randint(k, (env.num_regions, nvec.size), 0, nvec))(keys)
     masks = jax.vmap(lambda s: env.action_mask("regions", s, params))
+    lowest = jax.vmap(lambda s: env.lowest_allowed_levels(s, params))
 
     def actions_at(t, state):
         raw = levels + t % 10  # a scalar mod; per entry only an add, a compare and a select
         actions = jnp.where(nvec == 2, raw & 1, jnp.where(raw >= 10, raw - 10, raw))
-        return jnp.maximum(actions, env.lowest_allowed_levels(state, params).astype(actions.dtype))
+        return jnp.maximum(actions, lowest(state).astype(actions.dtype))
 
     def body(carry, t):
         obs, mask, state, total = carry
