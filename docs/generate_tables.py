@@ -231,6 +231,64 @@ def rice_n_cpu() -> str:
     return table(header, rows, left=2)
 
 
+def rice_n_jice_cpu() -> str:
+    """bench_rice_n-jice: one row per (`impl`, `what`, `regions`) of `jice.rows` and `rows`, one column per
+    `n_envs` with `env_steps_per_s` and, for ours, `ratio_vs_jice` (jice timed in the same run)."""
+    rec = record(BENCH / "bench_rice_n-jice-cpu.json")
+    envs = rec["config"]["envs"]
+    measured = rec["jice"]["rows"] + rec["rows"]  # jice's rows first
+    kinds = list(dict.fromkeys((r["impl"], r["what"], r["regions"]) for r in measured))
+    by = {(r["impl"], r["what"], r["regions"], r["n_envs"]): r for r in measured}
+    rows = []
+    for impl, what, regions in kinds:
+        cells = []
+        for n in envs:
+            r = by[impl, what, regions, n]
+            ratio = f" ({r['ratio_vs_jice']:.2f}×)" if "ratio_vs_jice" in r else ""
+            cells.append(kilo(r["env_steps_per_s"], 1) + ratio)
+        label = "jice (authors' JAX port)" if impl == "jice" else f"ours, {what.replace('step, ', '')}".replace("ours, step", "ours, flat")
+        rows.append([label, str(regions), *cells])
+    header = ["implementation, observation", "regions", *[f"{n:,} envs (× jice)" for n in envs]]
+    return table(header, rows, left=2)
+
+
+def rice_n_protocols() -> str:
+    """rice_n_protocols `results`: per protocol the seeds' mean `points`, `hypervolume`, mean `temperature_2100`,
+    `competition` (Episode Reward, Temperature Rise, Gross Output, Abatement Cost) and `env_steps_per_s_incl_updates`."""
+    rec = record(BASELINES / "rice_n_protocols.json")
+    rows = []
+    for r in rec["results"]:
+        c, e = (mean([p[k] for p in r["points"]]) for k in (0, 1))
+        m = r["competition"]
+        rows.append(
+            [
+                r["protocol"],
+                f"({c:.3f}, {e:.3f})",
+                f"{r['hypervolume']:.3f}",
+                f"{mean(r['temperature_2100']):.2f} °C",
+                f"{m['Episode Reward']:.2f}",
+                f"{m['Temperature Rise']:.2f}",
+                count(m["Gross Output"]),
+                f"{m['Abatement Cost']:.2f}",
+                f"{r['mean_mitigation']:.2f}",
+                count(r["env_steps_per_s_incl_updates"]),
+            ]
+        )
+    header = [
+        "protocol",
+        "mean point (climate, economic)",
+        "HV of the seeds",
+        "T_AT(2100)",
+        "Episode Reward",
+        "Temperature Rise",
+        "Gross Output",
+        "Abatement Cost",
+        "mean μ",
+        "env-steps/s incl. updates",
+    ]
+    return table(header, rows, left=1)
+
+
 #: the bench_invest_esg `env_rows` the page shows: (`market`, `envs`) -> the page's market column
 INVEST_ESG_ROWS = {
     ("exp_default", 1): "5 × 3",
@@ -570,6 +628,8 @@ TABLES = {
     "fedrain-ddpg-throughput-cpu": fedrain_cpu,
     "gradient-alignment": gradient_alignment,
     "rice-n-training": rice_n_training,
+    "rice-n-jice-cpu": rice_n_jice_cpu,
+    "rice-n-protocols": rice_n_protocols,
     "invest-esg-fig3": invest_esg_fig3,
     "invest-esg-schelling": invest_esg_schelling,
     "fedrain-ddpg-paper": lambda: fedrain_paper("ddpg", "local actors", "global (averaged) actor", global_std=False, static=True),
