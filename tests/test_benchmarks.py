@@ -131,6 +131,23 @@ def test_bench_rice_n_jice_root_accepts_the_repository_root_or_the_jice_folder(t
 
 
 @pytest.mark.slow
+def test_bench_rice_n_training_tiny_run_without_jice(tmp_path, monkeypatch, capsys):
+    from benchmarks import bench_rice_n_training
+    from benchmarks.peers import JICE_ENV_VAR
+
+    monkeypatch.delenv(JICE_ENV_VAR, raising=False)
+    rows = bench_rice_n_training.main(["--steps", "400", "--repeats", "1", "--layouts", "factored", "--regions", "3", "--out", str(tmp_path)])
+    assert "its rows are skipped" in capsys.readouterr().out
+    (row,) = rows
+    assert (row["impl"], row["regions"], row["env_steps"]) == ("jaxclimate", 3, 400) and "ratio_vs_jice" not in row
+    assert row["env_steps_per_s"] == pytest.approx(400 / row["median_s"])
+    saved = json.loads((tmp_path / "bench_rice_n_training-cpu.json").read_text())
+    assert saved["rows"][0]["observation_features"] == row["observation_features"] > 0
+    with pytest.raises(SystemExit):
+        bench_rice_n_training.parse_args(["--steps", "100"])  # less than one update
+
+
+@pytest.mark.slow
 @SAME_PROGRAMS
 def test_bench_fedrain_tiny_run(tmp_path):
     from benchmarks import bench_fedrain

@@ -1,0 +1,141 @@
+"""RICE-N training throughput: our IPPO against jice's PPO (the RICE-N authors' JAX port) at
+jice's own settings, env steps per second including the updates, compile apart.
+
+    python benchmarks/bench_rice_n_training.py --jice PATH           # both, 20 regions
+    python benchmarks/bench_rice_n_training.py --steps 20000 --repeats 3
+
+jice's defaults (``train_with_jax.py`` and ``PpoTrainerParams`` on its GAIA_jax branch): 20
+regions, 4 envs × 100 steps per update, 4 epochs of 4 minibatches, one actor and one critic
+(MLPs 256-256, tanh / selu) shared by every region, lr 2.5e-4 annealed, gradient norm 1, γ 0.99,
+GAE λ 0.95, clip 0.2. Ours matched: the same regions (the first 20), batch shape, epochs,
+minibatches, 256-256 tanh networks shared by every region (IPPO adds a one-hot agent id), lr
+2.5e-4, gradient norm 1, γ 0.99, λ 0.95, clip 0.2; entropy 0.01 constant (jice anneals it from
+2.0). Our rows run the factored and the flat observation (1,043 features per region at 27
+regions, 778 at 20: the reference's vector, where jice observes 57); ``--regions 27`` adds the
+full model. Each program is compiled ahead of time (``jax.jit(train).lower(key).compile()``),
+then run ``--repeats`` times; the median is reported with the ratio to jice's measured in the
+same run. jice's rows are skipped with a note without a checkout (benchmarks/peers.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from jaxclimate._xla import use_cpu_safe_xla_flags  # noqa: E402
+
+use_cpu_safe_xla_flags()
+
+import jax  # noqa: E402
+
+from benchmarks.harness import format_table, save_results  # noqa: E402
+from benchmarks.peers import JICE_ENV_VAR, import_jice, jice_root, load_jice  # noqa: E402
+
+NUM_ENVS, NUM_STEPS, EPOCHS, MINIBATCHES = 4, 100, 4, 4  # jice's defaults
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--steps", type=int, default=40_000, help="env steps per training run (default 40,000)")
+    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--layouts", nargs="+", default=["factored", "flat"], choices=["factored", "flat"])
+    p.add_argument("--regions", type=int, nargs="+", default=[20], help="our rows' numbers of regions (first k; default 20)")
+    p.add_argument("--jice", type=Path, default=None, help=f"a local checkout of jice (default ${JICE_ENV_VAR}; see benchmarks/peers.py)")
+    p.add_argument("--out", type=Path, default=None)
+    args = p.parse_args(argv)
+    if args.steps < NUM_ENVS * NUM_STEPS or args.repeats < 1:
+        p.error(f"--steps must be >= {NUM_ENVS * NUM_STEPS} (one update) and --repeats >= 1")
+    return args
+
+
+def ours(layout: str, regions: int, steps: int):
+    """(train(key), env steps, settings) of our IPPO at jice's settings."""
+    from jaxclimate import make
+    from jaxclimate.algos.ippo import IPPOConfig, make_train
+
+    env, params = make("rice-n", observation=layout, regions=range(regions))
+    config = IPPOConfig(
+        total_timesteps=steps,
+        num_envs=NUM_ENVS,
+        num_steps=NUM_STEPS,
+        update_epochs=EPOCHS,
+        num_minibatches=MINIBATCHES,
+        hidden_sizes=(256, 256),
+        activation="tanh",
+        share_parameters=True,
+        lr=2.5e-4,
+        max_grad_norm=1.0,
+        gamma=0.99,
+        gae_lambda=0.95,
+        clip_eps=0.2,
+        ent_coef=0.01,
+        vf_coef=0.5,
+    )
+    settings = {"observation_features": int(env.obs_dim), "hidden_sizes": [256, 256], "lr": 2.5e-4, "shared": True}
+    return make_train(env, params, config), config.num_updates * config.steps_per_update, settings
+
+
+def jice(root: Path, steps: int):
+    """(train(key), env steps, settings) of jice's PPO with its defaults."""
+    import_jice(root)
+    from jice.algorithms import PpoTrainerParams, build_ppo_trainer
+
+    params = PpoTrainerParams(
+        num_envs=NUM_ENVS, total_timesteps=steps, trainer_seed=42, backend="cpu", debug=False, num_log_episodes_after_training=0
+    )
+    if (params.num_steps, params.update_epochs, params.num_minibatches) != (NUM_STEPS, EPOCHS, MINIBATCHES):
+        raise SystemExit(f"jice's defaults changed: {params}; update this script's matched settings")
+    env = load_jice(root, 20, init_gamma=params.gamma)
+    settings = {"observation_features": int(env.observation_space().shape[-1]), "hidden_sizes": [256, 256], "lr": params.learning_rate}
+    return build_ppo_trainer(env=env, trainer_params=params), params.num_iterations * params.num_envs * params.num_steps, settings
+
+
+def timed(train, env_steps: int, repeats: int) -> dict:
+    key = jax.random.PRNGKey(42)
+    start = time.perf_counter()
+    compiled = jax.jit(train).lower(key).compile()
+    compile_s = time.perf_counter() - start
+    runs = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(compiled(key))
+        runs.append(time.perf_counter() - start)
+    median = statistics.median(runs)
+    return {"env_steps": env_steps, "compile_s": compile_s, "runs_s": runs, "median_s": median, "env_steps_per_s": env_steps / median}
+
+
+def main(argv=None) -> list[dict]:
+    args = parse_args(argv)
+    rows = []
+    root = jice_root(args.jice)
+    if root is None:
+        print(f"jice: no checkout given (--jice or ${JICE_ENV_VAR}); its rows are skipped", flush=True)
+    else:
+        train, env_steps, settings = jice(root, args.steps)
+        rows.append({"impl": "jice", "observation": "jice (57 features)", "regions": 20, **settings, **timed(train, env_steps, args.repeats)})
+        print(f"  jice PPO: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
+    for regions in args.regions:
+        for layout in args.layouts:
+            train, env_steps, settings = ours(layout, regions, args.steps)
+            rows.append({"impl": "jaxclimate", "observation": layout, "regions": regions, **settings, **timed(train, env_steps, args.repeats)})
+            print(f"  ours IPPO, {layout}, {regions} regions: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
+    reference = next((r["env_steps_per_s"] for r in rows if r["impl"] == "jice"), None)
+    for r in rows:
+        if reference and r["impl"] != "jice":
+            r["ratio_vs_jice"] = r["env_steps_per_s"] / reference
+    columns = [("impl", "impl", "s"), ("observation", "observation", "s"), ("regions", "regions", "d")]
+    columns += [("env_steps_per_s", "env-steps/s", ",.0f"), ("compile_s", "compile s", ".1f"), ("ratio_vs_jice", "× jice", ".2f")]
+    print(format_table(rows, columns))
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    path = save_results("bench_rice_n_training", {"config": config, "rows": rows}, args.out)
+    print(f"saved {path}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
