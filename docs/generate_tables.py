@@ -629,6 +629,7 @@ TABLES = {
     "gradient-alignment": gradient_alignment,
     "rice-n-training": rice_n_training,
     "rice-n-jice-cpu": rice_n_jice_cpu,
+    "rice-n-protocols": rice_n_protocols,
     "invest-esg-fig3": invest_esg_fig3,
     "invest-esg-schelling": invest_esg_schelling,
     "fedrain-ddpg-paper": lambda: fedrain_paper("ddpg", "local actors", "global (averaged) actor", global_std=False, static=True),
