@@ -25,6 +25,7 @@ reference's recorded episodes; :func:`state_from_record` builds a state from suc
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping, Sequence
 
 import jax
@@ -115,6 +116,19 @@ def _scaled(x: jax.Array, norm_key: str, dtype: Any = jnp.float32) -> jax.Array:
     """float32(x) / normaliser, correctly rounded as the reference divides (observations then
     equal the recorded ones bit for bit; ``exact_divide`` says on which backends)."""
     return exact_divide(jnp.asarray(x).astype(jnp.float32).astype(dtype), NORMS[norm_key])
+
+
+@functools.lru_cache(maxsize=None)
+def _normalisers(num_regions: int, negotiation: bool) -> np.ndarray:
+    """The shared features' normalisers in feature order, float32 (as the reference's float32
+    division uses them): global climate (7), the counters (timestep 100 and, with
+    negotiation, the stage 1), the public per-region blocks (N each) and the tariffs (N²)."""
+    counts = [("global_temperature", 2), ("global_carbon_mass", 3), ("global_exogenous_emissions", 1), ("global_land_emissions", 1)]
+    counts += [("timestep", 1)] + ([(None, 1)] if negotiation else [])
+    counts += [(key, num_regions) for _, key in _PUBLIC] + [("tariffs", num_regions * num_regions)]
+    norms = np.concatenate([np.full(count, 1.0 if key is None else NORMS[key]) for key, count in counts]).astype(np.float32)
+    norms.flags.writeable = False
+    return norms
 
 
 def _columns(blocks: Sequence[jax.Array], rows: int) -> jax.Array:
@@ -296,32 +310,38 @@ class RiceN(Environment[RiceState, RiceParams]):
         with the reference's arithmetic: the global and public features as float32 divisions,
         the private ones in the env dtype, of the state rounded to float32."""
         if self.factored:
-            return FactoredObs(shared=self._shared_features(state), own=jnp.concatenate(self._own_features(state), axis=1))
+            return FactoredObs(shared=self._shared_features(state), own=_columns(self._own_features(state), self.num_regions))
         return self.observe(state)
 
     def _shared_features(self, state: RiceState) -> jax.Array:
         """(1007,) for 27 regions: global climate, counters, every region's public economy and
-        the tariff matrix — the same for every region."""
+        the tariff matrix — the same for every region. One division: the float32 values laid
+        out as the features, divided by the vector of their normalisers (:func:`_normalisers`),
+        correctly rounded as the reference divides each (``exact_divide``)."""
         k = state.time
-        glob = [
-            _scaled(state.temperature, "global_temperature"),
-            _scaled(state.carbon_mass, "global_carbon_mass"),
-            _scaled(state.forcing_exogenous, "global_exogenous_emissions")[None],
-            _scaled(state.land_emissions, "global_land_emissions")[None],
-        ]
-        counters = [(k / NORMS["timestep"]).astype(self.dtype)[None]]  # from the integer, in the env dtype
+        glob = [state.temperature, state.carbon_mass, state.forcing_exogenous[None], state.land_emissions[None]]
+        public = [getattr(state, f) for f, _ in _PUBLIC] + [state.tariffs.reshape(-1)]
+        counters = [k[None]]  # the timestep k/100 from the integer, divided in the env dtype
         if self.negotiation_on:
-            counters.append(self.stage_of(k).astype(self.dtype)[None])
-        public = [_scaled(getattr(state, f), key) for f, key in _PUBLIC]
-        public.append(_scaled(state.tariffs, "tariffs").reshape(-1))
-        return jnp.concatenate([x.astype(self.dtype) for x in glob] + counters + [x.astype(self.dtype) for x in public])
+            counters.append(self.stage_of(k)[None])  # the stage, as it is (normaliser 1)
+        as32 = [jnp.asarray(x).astype(jnp.float32) for x in glob + public]
+        norms = _normalisers(self.num_regions, self.negotiation_on)
+        if self.dtype == jnp.float32:  # the counters are float32 too: one vector, one division
+            raw = jnp.concatenate(as32[:4] + [c.astype(jnp.float32) for c in counters] + as32[4:])
+            return exact_divide(raw, norms)
+        # float64 (parity): the state's features divided in float32 as the reference, the counters in float64
+        width = len(counters)
+        scaled = exact_divide(jnp.concatenate(as32), np.delete(norms, range(7, 7 + width))).astype(self.dtype)
+        counters = exact_divide(jnp.concatenate(counters).astype(self.dtype), norms[7 : 7 + width].astype(np.float64))
+        return jnp.concatenate([scaled[:7], counters, scaled[7:]])
 
     def _own_features(self, state: RiceState) -> list[jax.Array]:
         """[one-hot id (N, N), private and negotiation features (N, ·)]: the flat observation
         is ``one-hot ‖ shared ‖ the rest``."""
         n = self.num_regions
         # The reference divides its private (scalar) features in float64 (NumPy-1 scalar promotion).
-        private = jnp.stack([_scaled(getattr(state, f), key, self.dtype) for f, key in _PRIVATE], axis=1)
+        raw = jnp.stack([jnp.asarray(getattr(state, f)).astype(jnp.float32).astype(self.dtype) for f, _ in _PRIVATE], axis=1)
+        private = exact_divide(raw, np.asarray([NORMS[key] for _, key in _PRIVATE]))
         parts = [jnp.eye(n, dtype=self.dtype), private]
         negotiation = self.protocol.features(state.negotiation)
         if negotiation is not None:
