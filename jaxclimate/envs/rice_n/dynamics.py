@@ -19,9 +19,11 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxclimate.core import struct
 from jaxclimate.core.env import EnvState
+from jaxclimate.core.precision import PHYSICS_PRECISION
 from jaxclimate.envs.rice_n.params import NUM_LEVELS, START_YEAR, YEARS_PER_STEP, RiceParams
 
 Array = jax.Array
@@ -195,6 +197,27 @@ def land_emissions(t: Array, p: RiceParams, num_regions: int) -> Array:
 # --- production and output (step C) ------------------------------------------------------------
 
 
+def power(x: Array, y: Array) -> Array:
+    """x^y for x ≥ 0 and y ≥ 0 as exp(y·log x) (0^y = 0 for y > 0, 1 for y = 0).
+
+    XLA:CPU lowers a general ``pow`` (signs, integer exponents, ...) to a scalar library call
+    per element; its exp and log are vectorised, so this is several times faster on the
+    step's (N,) powers. The two agree to a few ulps (|y·log x| ulps of exp's error). At
+    x = 0 the log is taken of the smallest normal number instead, and the result then set to
+    0^y: the same values, and a zero gradient there instead of 0·∞ = NaN (the planner
+    differentiates through economies without trade). Not ``where(x > 0, x, 1)``: XLA may
+    compute x twice, in two fusions that contract a product and a sum into an FMA
+    differently, and a residue (domestic consumption of an export-saturated region) that is 0
+    in one and 1e-17 in the other would then give 1 instead of ~0."""
+    powered = jnp.exp(y * jnp.log(jnp.maximum(x, jnp.finfo(jnp.result_type(x)).tiny)))
+    return jnp.where(x > 0, powered, jnp.where(y == 0, 1.0, 0.0).astype(powered.dtype))
+
+
+def _positive_power(x: Array, y: Array) -> Array:
+    """x^y for x > 0 (any y) as exp(y·log x): :func:`power` where the base is never 0."""
+    return jnp.exp(y * jnp.log(x))
+
+
 def mitigation_cost(t: Array, intensity: Array, p: RiceParams) -> Array:
     """θ1 = p_b/(1000·θ2)·(1 − δ_pb)^(t−1)·σ  (Eq. 37)."""
     return p.p_b / (p.mitigation_cost_scale * p.theta_2) * (1.0 - p.delta_pb) ** (t - 1) * intensity
@@ -207,17 +230,10 @@ def damage_retention(temperature_at: Array, p: RiceParams) -> Array:
 
 def production(tfp: Array, capital: Array, labor: Array, p: RiceParams) -> Array:
     """P = A·K^γ·(L/1000)^(1−γ)  (Eq. 40 with L in billions; docs/rice_n.md §13 row 2)."""
-    return tfp * jnp.power(capital, p.gamma) * jnp.power(labor / p.labor_scale, 1.0 - p.gamma)
+    return tfp * _positive_power(capital, p.gamma) * _positive_power(labor / p.labor_scale, 1.0 - p.gamma)
 
 
 # --- trade (steps D–G; Appendix I, Eqs. 52–57) ---------------------------------------------------
-
-
-def _scale_where(condition: Array, x: Array, numerator: Array, denominator: Array) -> Array:
-    """x·numerator/denominator where ``condition``; the denominator is replaced by 1 elsewhere
-    so the branch not taken cannot produce NaN (``where`` evaluates both)."""
-    safe = jnp.where(condition, denominator, 1.0)
-    return jnp.where(condition, x * (numerator / safe), x)
 
 
 def debt_ratio(balance_after_interest: Array, p: RiceParams) -> Array:
@@ -229,44 +245,110 @@ def debt_ratio(balance_after_interest: Array, p: RiceParams) -> Array:
     return jnp.clip(ratio, -1.0, 0.0)
 
 
-def trade_flows(bids: Array, output: Array, investment: Array, export_limit: Array, balance_after_interest: Array, p: RiceParams) -> Array:
-    """Realised imports X[i, j] from exporter j to importer i (docs/rice_n.md §6 D–E, §6.1):
+def _matvec(matrix: Array, vector: Array) -> Array:
+    """matrix @ vector at full float32 precision on every backend (jaxclimate.core.precision)."""
+    return jnp.matmul(matrix, vector, precision=PHYSICS_PRECISION)
+
+
+def _ratio_where(condition: Array, numerator: Array, denominator: Array) -> Array:
+    """numerator/denominator where ``condition``, 1 elsewhere; the denominator is replaced by 1
+    where the ratio is not taken, so that branch cannot produce NaN (``where`` evaluates both)."""
+    return jnp.where(condition, numerator / jnp.where(condition, denominator, 1.0), 1.0)
+
+
+@struct.dataclass
+class TradeFlows:
+    """An importer × exporter matrix in factored form, X[i, j] = a_i·B[i, j]·c_j.
+
+    Every scaling of the trade block (Eqs. 52–56) multiplies a whole row (the importer's
+    budget and debt) or a whole column (the exporter's cap), so the realised imports are the
+    bids rescaled on both sides: ``importer`` a (N,), ``weights`` B (N, N) with a zero diagonal,
+    ``exporter`` c (N,). Sums over rows or columns are then matrix–vector products (N² work,
+    nothing N×N written); ``matrix`` builds X where it is wanted (records, tests), and
+    ``np.asarray`` of a :class:`TradeFlows` gives it too. ``exports``, where given, are the
+    column sums known exactly (the realised flows': the export cap where it binds)."""
+
+    importer: Array
+    weights: Array
+    exporter: Array
+    exports: Any = None
+
+    @property
+    def matrix(self) -> Array:
+        """X[i, j] = a_i·B[i, j]·c_j."""
+        return self.importer[..., :, None] * self.weights * self.exporter[..., None, :]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.matrix, dtype)
+
+    def row_sums(self) -> Array:
+        """Σ_j X[i, j]: each importer's imports."""
+        return self.importer * _matvec(self.weights, self.exporter)
+
+    def column_sums(self) -> Array:
+        """Σ_i X[i, j]: each exporter's exports."""
+        return _matvec(self.importer, self.weights) * self.exporter if self.exports is None else self.exports
+
+    def times(self, matrix: Array) -> TradeFlows:
+        """X ∘ M (elementwise), in factored form."""
+        return TradeFlows(importer=self.importer, weights=self.weights * matrix, exporter=self.exporter)
+
+
+def trade_flows(bids: Array, output: Array, investment: Array, export_limit: Array, balance_after_interest: Array, p: RiceParams) -> TradeFlows:
+    """Realised imports X[i, j] from exporter j to importer i (docs/rice_n.md §6 D–E, §6.1), in
+    factored form (:class:`TradeFlows`, ``.matrix`` is X):
 
     bids b[i, j]·Y_i (no self-trade), rows scaled to Σ_j X_ij ≤ Y_i (Eq. 52, strict >), rows
     × (1 + d_i) (Eqs. 53–54), columns scaled to the export cap min(x̄_j·Y_j, Y_j − I_j)
-    (Eqs. 55–56)."""
+    (Eqs. 55–56). So X = diag(a)·b·diag(c) with a_i = Y_i·min(1, Y_i/(Y_i·Σ_j b_ij))·(1 + d_i)
+    (the budget's scale where the bids exceed it) and c_j the cap's scale of exporter j; the
+    exports Σ_i X_ij are min(demand_j, cap_j) (the reference sums the scaled column: the cap
+    to rounding, so an export-saturated region's domestic consumption Y − I − exports is 0
+    here and a ±1e-16·Y residue there; docs/rice_n.md §15)."""
     n = output.shape[-1]
-    x = bids * output[:, None] * (1.0 - jnp.eye(n, dtype=bids.dtype))
-    requested = x.sum(axis=1)
-    over = requested > output
-    x = _scale_where(over[:, None], x, output[:, None], requested[:, None])
-    x = x * (1.0 + debt_ratio(balance_after_interest, p))[:, None]
+    weights = bids * (1.0 - jnp.eye(n, dtype=bids.dtype))
+    requested = output * weights.sum(axis=1)
+    importer = output * _ratio_where(requested > output, output, requested) * (1.0 + debt_ratio(balance_after_interest, p))
     cap = jnp.minimum(export_limit * output, output - investment)
-    demand = x.sum(axis=0)
+    demand = _matvec(importer, weights)
     over = demand > cap
-    return _scale_where(over[None, :], x, cap[None, :], demand[None, :])
+    return TradeFlows(importer=importer, weights=weights, exporter=_ratio_where(over, cap, demand), exports=jnp.where(over, cap, demand))
 
 
-def armington_consumption(domestic: Array, tariffed_imports: Array, p: RiceParams) -> Array:
+def armington_consumption(domestic: Array, tariffed_imports: Array | TradeFlows, p: RiceParams) -> Array:
     """C_i = (ψ_dom·c_i^λ + Σ_j ψ_for·X̂_ij^λ)^(1/λ), ψ_for = 0.5/(N − 1)  (Eqs. 3, 25; docs/rice_n.md §6 F).
 
-    X̂^λ is computed as exp(λ·log X̂) (X̂ ≥ 0, λ > 0; X̂ = 0 gives exp(−∞) = 0): the N×N
-    powers are the step's largest cost, and XLA's general ``pow`` (signs, integer
-    exponents, ...) is ~1.5× slower on CPU; the two agree to a few ulps. Where X̂ = 0 the power
-    is set to 0 directly, with log taken of 1 instead: the same values, and a zero gradient
-    there instead of 0·∞ = NaN (gradients through an economy without trade, the planner's)."""
+    ``tariffed_imports`` X̂ is an (N, N) array or a :class:`TradeFlows`; factored, the sum is
+    Σ_j X̂_ij^λ = a_i^λ·Σ_j B_ij^λ·c_j^λ, a matrix–vector product. Powers are :func:`power`,
+    exp(λ·log x) (X̂ ≥ 0, λ > 0; zero where the base is 0, with a zero gradient there instead
+    of 0·∞ = NaN: gradients through an economy without trade, the planner's), and the N×N
+    powers are the step's largest cost: square roots where λ = ½ (the reference's value;
+    correctly rounded, as NumPy's x**0.5), chosen at run time by a ``cond`` so λ stays a
+    parameter (``vmap``ped over λ, both branches run and each entry takes its own)."""
     n = domestic.shape[-1]
     lam = p.armington_sub_rate
-    traded = tariffed_imports > 0
-    powered = jnp.where(traded, jnp.exp(lam * jnp.log(jnp.where(traded, tariffed_imports, 1.0))), 0.0)
-    foreign = p.armington_for_total / (n - 1) * powered.sum(axis=1)
-    return jnp.power(p.armington_dom_pref * jnp.power(domestic, lam) + foreign, 1.0 / lam)
+    if isinstance(tariffed_imports, TradeFlows):
+        weights = _powers(tariffed_imports.weights, lam)
+        powered = power(tariffed_imports.importer, lam) * _matvec(weights, power(tariffed_imports.exporter, lam))
+    else:
+        powered = _powers(tariffed_imports, lam).sum(axis=1)
+    foreign = p.armington_for_total / (n - 1) * powered
+    return power(p.armington_dom_pref * power(domestic, lam) + foreign, 1.0 / lam)
+
+
+def _powers(x: Array, lam: Array) -> Array:
+    """x^λ of a non-negative (N, N) block: :func:`power`, by square roots where λ = ½."""
+
+    def half(x):  # the gradient at 0 is 0 as power's (and a finite 0·1/(2·sqrt(tiny)) in float32)
+        return jnp.where(x > 0, jnp.sqrt(jnp.maximum(x, jnp.finfo(x.dtype).tiny)), 0.0)
+
+    return jax.lax.cond(lam == 0.5, half, lambda x: power(x, lam), x)
 
 
 def utility(consumption: Array, labor: Array, p: RiceParams) -> Array:
     """U = ℓ·((C/ℓ + offset)^(1−α) − 1)/(1 − α), ℓ = L/1000  (Eq. 2 as coded; docs/rice_n.md §13 row 10)."""
     ell = labor / p.labor_scale
-    return ell * (jnp.power(consumption / ell + p.utility_offset, 1.0 - p.alpha) - 1.0) / (1.0 - p.alpha)
+    return ell * (_positive_power(consumption / ell + p.utility_offset, 1.0 - p.alpha) - 1.0) / (1.0 - p.alpha)
 
 
 # --- climate (steps H–I; Eqs. 5, 10, 34–35) ----------------------------------------------------
@@ -298,7 +380,7 @@ def capital_retention(p: RiceParams) -> Array:
 
 def labor_step(labor: Array, p: RiceParams) -> Array:
     """L' = L·((1 + L_a)/(1 + L))^l_g  (Eq. 38)."""
-    return labor * jnp.power((1.0 + p.L_a) / (1.0 + labor), p.l_g)
+    return labor * _positive_power((1.0 + p.L_a) / (1.0 + labor), p.l_g)
 
 
 def tfp_step(tfp: Array, t: Array, p: RiceParams) -> Array:
@@ -316,13 +398,21 @@ def intensity_step(intensity: Array, t: Array, p: RiceParams) -> Array:
 
 def decode_activity(levels: Array, num_regions: int, dtype: Any) -> dict[str, Array]:
     """Action levels (N, ≥ 3 + 2N) -> rates = level/10 (docs/rice_n.md §5.1). Tariffs come first
-    ([3, 3+N)), import bids second ([3+N, 3+2N)); the self-bid is zeroed in the trade block."""
+    ([3, 3+N)), import bids second ([3+N, 3+2N)); the self-bid is zeroed in the trade block.
+
+    The per-region rates (savings, mitigation, export limit) come out as the rows of a
+    contiguous (3, N) array, the product of the identity and the transposed columns (exact:
+    x·1 + 0 + 0). As columns of the (N, A) levels they are strided, and XLA fuses the
+    decoding into each consumer: the loops that compute the step's powers from them were then
+    not vectorised (about 1.5 µs of a 20-region env step on a CPU core); a product's output
+    is written once, contiguously."""
     n = num_regions
     rates = levels[:, : 3 + 2 * n].astype(dtype) / NUM_LEVELS
+    heads = jnp.matmul(jnp.eye(3, dtype=dtype), rates[:, :3].T, precision=PHYSICS_PRECISION)
     return {
-        "savings": rates[:, 0],
-        "mitigation": rates[:, 1],
-        "export_limit": rates[:, 2],
+        "savings": heads[0],
+        "mitigation": heads[1],
+        "export_limit": heads[2],
         "tariffs": rates[:, 3 : 3 + n],
         "bids": rates[:, 3 + n : 3 + 2 * n],
     }
@@ -342,17 +432,17 @@ def activity_step(state: RiceState, rates: dict[str, Array], p: RiceParams, clim
     # C: production and output (previous T, K, L, A, σ)
     theta1 = mitigation_cost(tf, state.intensity, p)
     omega = damage_retention(state.temperature[0], p)
-    abatement = theta1 * jnp.power(mu, p.theta_2)
+    abatement = theta1 * power(mu, p.theta_2)
     gross = production(state.tfp, state.capital, state.labor, p)
     output = omega * (1.0 - abatement) * gross
     balance = state.balance * (1.0 + p.balance_interest_rate)
     investment = s * output
-    # D–E: trade
+    # D–E: trade, X = diag(a)·b·diag(c) in factored form
     x = trade_flows(rates["bids"], output, investment, rates["export_limit"], balance, p)
     # F: tariffs (the previous step's), consumption, utility
-    x_hat = x * (1.0 - state.tariffs)
-    exports = x.sum(axis=0)
-    imports = x.sum(axis=1)
+    x_hat = x.times(1.0 - state.tariffs)
+    exports = x.column_sums()
+    imports = x.row_sums()
     domestic = jnp.maximum(0.0, output - investment - exports)
     consumption = armington_consumption(domestic, x_hat, p)
     u = utility(consumption, state.labor, p)
@@ -390,7 +480,7 @@ def activity_step(state: RiceState, rates: dict[str, Array], p: RiceParams, clim
         reward=u,
         capital_depreciation=jnp.broadcast_to(retention, (n,)).astype(state.capital.dtype),
         desired_imports=rates["bids"],
-        scaled_imports=x,
-        tariffed_imports=x_hat,
-        tariff_revenue=(x * state.tariffs).sum(axis=1),
+        scaled_imports=x.matrix,
+        tariffed_imports=x_hat.matrix,
+        tariff_revenue=x.times(state.tariffs).row_sums(),
     )
