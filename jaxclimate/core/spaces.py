@@ -66,6 +66,11 @@ class MultiDiscrete(Space):
         self.shape = tuple(nvec.shape)
         self.dtype = dtype
 
+    @property
+    def num_categories(self) -> np.ndarray:
+        """``nvec`` under JaxMARL's name for it."""
+        return self.nvec
+
     def sample(self, key: jax.Array) -> jax.Array:
         return jax.random.randint(key, self.shape, 0, jnp.asarray(self.nvec, dtype=self.dtype), dtype=self.dtype)
 

@@ -23,7 +23,7 @@ import numpy as np
 from jaxclimate.core.env import Environment, EnvParams
 from jaxclimate.core.factored import FactoredBox, FactoredObs
 from jaxclimate.core.registry import make
-from jaxclimate.core.spaces import Discrete, MultiDiscrete, Space
+from jaxclimate.core.spaces import Discrete, MultiBinary, MultiDiscrete, Space
 
 #: Seeds are 32-bit: with 64-bit JAX off, ``jax.random.key`` silently folds larger ones onto
 #: smaller ones (``key(2**32 + 5) == key(5)``), so two seeds would give one episode.
@@ -64,6 +64,8 @@ def mask_width(space: Space) -> int:
         return space.n
     if isinstance(space, MultiDiscrete):
         return int(space.nvec.sum())
+    if isinstance(space, MultiBinary):
+        return 2 * space.n
     raise TypeError(f"action masks are defined for Discrete and MultiDiscrete actions, not {space}")
 
 
@@ -104,7 +106,8 @@ class AgentLayout:
     def _flat_mask_index(self, space: Space) -> tuple[np.ndarray, np.ndarray] | None:
         """(head, level) of each flat mask entry for ``MultiDiscrete``; None for ``Discrete``
         (its padded mask is already flat)."""
-        mask_width(space)  # a clear error for spaces without masks
+        if not isinstance(space, (Discrete, MultiDiscrete)):
+            raise TypeError(f"action masks are defined for Discrete and MultiDiscrete actions, not {space}")
         if isinstance(space, Discrete):
             return None
         heads = np.repeat(np.arange(space.nvec.size), space.nvec.reshape(-1))
@@ -129,26 +132,28 @@ class AgentLayout:
             out.update(zip(self.names[group], jax.lax.unstack(jnp.asarray(grouped[group]), axis=0)))
         return out
 
-    def check_actions(self, per_agent: Any, caller: str) -> None:
-        """Every agent has an action of its space's shape and nothing else is there (at trace
-        time under ``jit``); errors name the agent."""
+    def check_actions(self, per_agent: Any, caller: str, spaces: Mapping[str, Space] | None = None) -> None:
+        """Every agent has an action of its space's shape (``spaces``, per group: default the
+        environment's) and nothing else is there (at trace time under ``jit``); errors name
+        the agent."""
         if not isinstance(per_agent, Mapping):
             raise TypeError(f"{caller}: actions must be a dict of agent name -> action, got {type(per_agent).__name__}")
         unknown = sorted(set(per_agent) - set(self.index))
         if unknown:
             raise ValueError(f"{caller}: actions for unknown agents {_abbreviated(unknown)}; agents are {_abbreviated(self.agents)}")
+        spaces = self.action_spaces if spaces is None else spaces
         for group in self.groups:
-            shape = tuple(self.action_spaces[group].shape)
+            shape = tuple(spaces[group].shape)
             for name in self.names[group]:
                 if name not in per_agent:
                     raise ValueError(f"{caller}: no action for agent {name!r}")
                 if tuple(jnp.shape(per_agent[name])) != shape:
                     raise ValueError(f"{caller}: the action of agent {name!r} must have shape {shape}, got {tuple(jnp.shape(per_agent[name]))}")
 
-    def stack(self, per_agent: Mapping[str, Any], caller: str) -> dict[str, jax.Array]:
+    def stack(self, per_agent: Mapping[str, Any], caller: str, spaces: Mapping[str, Space] | None = None) -> dict[str, jax.Array]:
         """Agent name -> action to group -> (N, ...) arrays (one ``stack`` per group), checked
         by :meth:`check_actions`."""
-        self.check_actions(per_agent, caller)
+        self.check_actions(per_agent, caller, spaces)
         return {group: jnp.stack([jnp.asarray(per_agent[name]) for name in self.names[group]]) for group in self.groups}
 
 
