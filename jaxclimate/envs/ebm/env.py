@@ -33,6 +33,8 @@ from jaxclimate.envs.ebm import physics
 GROUP = "bands"
 
 # Action bounds per parameter (docs/ebm.md §3.1); A is in units of 100 W m⁻².
+#: The explicit radiation step diverges where Δt·B/C reaches this (docs/ebm.md §7.1).
+RADIATION_STABILITY_LIMIT = 2.0
 ACTION_BOUNDS = {"D": (0.55, 0.65), "A": (1.4, 4.2), "B": (1.95, 2.05), "a0": (0.3, 0.4), "a2": (0.2, 0.3)}
 A_ACTION_SCALE = 100.0  # action units of A -> W m⁻²
 OBS_BOUND = 90.0  # declared observation box [-90, 90] °C; never enforced (docs/ebm.md §3.1)
@@ -103,6 +105,23 @@ class EBMParams(EnvParams):
         check("a2", self.a2, low=-1.0, high=1.0)
         check("ice_albedo_value", self.ice_albedo_value, low=0.0, high=1.0)
         check("freezing_temperature", self.freezing_temperature, low=-273.15)
+        self._check_radiation_step_is_stable(name)
+
+    def _check_radiation_step_is_stable(self, name: str) -> None:
+        """The explicit radiation step scales a departure from radiative equilibrium by
+        ``1 − Δt·B/C`` per step (docs/ebm.md §7.1): it grows without bound once ``Δt·B/C ≥ 2``,
+        for the largest ``B`` the model can run (these parameters' or an agent's action)."""
+        dt, C, B = (struct.concrete_value(x) for x in (self.timestep, self.heat_capacity, self.B))
+        if dt is None or C is None or B is None:
+            return
+        b_max = max(float(np.max(B)), ACTION_BOUNDS["B"][1])
+        worst = float(np.max(np.asarray(dt, np.float64) / np.asarray(C, np.float64)))
+        if worst * b_max >= RADIATION_STABILITY_LIMIT:
+            raise ValueError(
+                f"{name}: timestep·B/heat_capacity = {worst * b_max:.3g} (B up to {b_max:g}) must stay below "
+                f"{RADIATION_STABILITY_LIMIT:g}, or the explicit radiation step diverges (docs/ebm.md §7.1): "
+                f"timestep/heat_capacity must be < {RADIATION_STABILITY_LIMIT / b_max:.3g}, got {worst:.3g} (default {physics.TIMESTEP / physics.HEAT_CAPACITY:.3g})"
+            )
 
 
 def model_step(T: jax.Array, D: jax.Array, A: jax.Array, B: jax.Array, a0: jax.Array, a2: jax.Array, params: EBMParams) -> jax.Array:

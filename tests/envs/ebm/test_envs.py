@@ -194,6 +194,36 @@ def test_invalid_params(field, value, match):
         make("ebm-v1", **{field: value})
 
 
+@pytest.mark.parametrize("override", [dict(heat_capacity=1e3), dict(heat_capacity=1e-3), dict(timestep=1e9), dict(B=np.full(96, 300.0))])
+def test_parameters_the_radiation_step_cannot_integrate_are_refused(override):
+    """The cases that used to compile and end in non-finite losses (docs/ebm.md §7.1)."""
+    with pytest.raises(ValueError, match=r"EBMParams: timestep·B/heat_capacity = .* must stay below 2, or the explicit radiation step diverges"):
+        make("ebm-v1", **override)
+
+
+def test_the_radiation_stability_bound_is_where_the_step_diverges():
+    """Δt·B/C just under 2 (allowed) stays bounded for 190 steps; just over it (built around
+    the check) runs away — the bound is the numerics', not a guess."""
+    env, params = make("ebm-v1")
+    b_max = 2.05
+    below = params.replace(heat_capacity=params.timestep * b_max / 1.95)
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(params)
+    above = jax.tree_util.tree_unflatten(
+        treedef, [params.timestep * b_max / 2.05 if "heat_capacity" in jax.tree_util.keystr(p) else v for p, v in leaves]
+    )
+    with pytest.raises(ValueError, match="must stay below 2"):
+        params.replace(heat_capacity=float(above.heat_capacity))
+    action = {"bands": jnp.full((1, env.action_space("bands").shape[0]), b_max).at[:, :97].set(env.reference_action()[:, :97])}
+
+    def final_spread(p):
+        _, state = env.reset(jax.random.key(0), p)
+        state = jax.lax.fori_loop(0, 190, lambda _, s: env.step(jax.random.key(0), s, action, p)[1], state)  # before the reset at 200
+        return float(jnp.max(jnp.abs(state.temperature)))
+
+    assert final_spread(below) < 100.0
+    assert not final_spread(above) < 1e4  # 1.05**190 growth (or overflow)
+
+
 def test_make_rejects_unknown_options():
     with pytest.raises(ValueError, match="unknown option"):
         make("ebm-v1", heat_capacty=4e7)
