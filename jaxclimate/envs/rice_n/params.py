@@ -24,6 +24,8 @@ START_YEAR = 2015
 YEARS_PER_STEP = 5  # Δ of an activity step
 #: Per-region inputs that differ between regions (docs/rice_n.md §4.4).
 REGIONAL_KEYS = ("A_0", "K_0", "L_0", "L_a", "l_g", "g_A", "delta_A", "sigma_0")
+#: Φ_M's spectral radius may exceed 1 by this much (the reference's columns sum to 1 within float rounding).
+CARBON_RADIUS_TOLERANCE = 1e-6
 DEBT_RATIO_FORMULAS = ("head", "2022")
 
 
@@ -169,6 +171,28 @@ class RiceParams(EnvParams):
         check("armington_for_total", self.armington_for_total, low=0.0, shape=())
         check("utility_offset", self.utility_offset, low=0.0, low_inclusive=False, shape=())
         check("balance_interest_rate", self.balance_interest_rate, low=-1.0, shape=())
+        self._check_climate_maps_are_stable(name)
+
+    def _check_climate_maps_are_stable(self, name: str) -> None:
+        """The climate is two explicit linear maps (docs/rice_n.md §15.1): T' = Φ_T·T + B_T·F
+        stays bounded under bounded forcing only if Φ_T's spectral radius is below 1, and
+        M' = Φ_M·M + B_M·E creates no carbon only if Φ_M is non-negative with spectral radius
+        at most 1 (its columns, what each reservoir keeps and passes on, sum to 1)."""
+        phi_t, phi_m = struct.concrete_value(self.Phi_T), struct.concrete_value(self.Phi_M)
+        if phi_t is not None:
+            radius = float(np.max(np.abs(np.linalg.eigvals(phi_t))))
+            if not radius < 1.0:
+                raise ValueError(
+                    f"{name}.Phi_T has spectral radius {radius:.4g}; temperatures T' = Phi_T·T + B_T·F grow without bound unless it is < 1 (docs/rice_n.md §15.1)"
+                )
+        if phi_m is not None:
+            if np.any(phi_m < 0):
+                raise ValueError(f"{name}.Phi_M must be non-negative (a reservoir cannot pass on a negative carbon mass), got min {phi_m.min():g}")
+            radius = float(np.max(np.abs(np.linalg.eigvals(phi_m))))
+            if radius > 1.0 + CARBON_RADIUS_TOLERANCE:
+                raise ValueError(
+                    f"{name}.Phi_M has spectral radius {radius:.6g} > 1: carbon mass would grow with no emissions (docs/rice_n.md §15.1)"
+                )
 
     @property
     def num_regions(self) -> int:

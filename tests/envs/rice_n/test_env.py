@@ -43,6 +43,23 @@ def test_make_and_dimensions():
     assert env.obs_dim == n + 9 + 10 * n + n * n + 10 + 6 * n and env.nvec.size == 3 + 5 * n
 
 
+def test_climate_maps_the_step_cannot_integrate_are_refused():
+    """docs/rice_n.md §15.1: Φ_T with spectral radius ≥ 1 diverges (shown, then refused); Φ_M
+    may not make carbon. A radius just under 1 is accepted."""
+    phi_t = np.array([[1.02, 0.0088], [0.025, 0.975]])  # the reference with its atmospheric feedback removed and more
+    T = np.zeros(2)
+    for _ in range(500):
+        T = phi_t @ T + np.array([0.1005, 0.0]) * 3.0
+    assert np.abs(T).max() > 1e3  # the map runs away under a constant forcing of 3 W m⁻²
+    with pytest.raises(ValueError, match=r"RiceParams.Phi_T has spectral radius 1.02.* unless it is < 1"):
+        make("rice-n", regions=SMALL, Phi_T=phi_t)
+    make("rice-n", regions=SMALL, Phi_T=np.array([[0.99, 0.0], [0.0, 0.99]]))
+    with pytest.raises(ValueError, match=r"RiceParams.Phi_M has spectral radius 1.004.* carbon mass would grow"):
+        make("rice-n", regions=SMALL, Phi_M=np.array([[0.89, 0.196, 0.0], [0.12, 0.797, 0.001465], [0.0, 0.007, 0.99853488]]))
+    with pytest.raises(ValueError, match="RiceParams.Phi_M must be non-negative"):
+        make("rice-n", regions=SMALL, Phi_M=np.array([[1.1, 0.0, 0.0], [-0.1, 1.0, 0.0], [0.0, 0.0, 1.0]]))
+
+
 def test_bad_input_errors():
     with pytest.raises(ValueError, match="rice-n protocol must be one of"):
         RiceN(protocol="multilateral")
