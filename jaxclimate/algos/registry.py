@@ -46,3 +46,6 @@ def _load_builtin() -> None:
 
     for algorithm in off_policy.ALGORITHMS:
         register_algorithm(algorithm)
+    from jaxclimate.algos import apg
+
+    register_algorithm(apg.ALGORITHM)

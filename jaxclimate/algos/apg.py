@@ -1,0 +1,240 @@
+"""Analytic policy gradients: a policy trained by backpropagating the return through the
+environment's differentiable dynamics (Brax's APG; Freeman et al. 2021, "Brax"; the
+short-horizon windows are SHAC's, Xu et al. 2022, without its critic).
+
+Each agent of the environment's (single) group has a deterministic actor
+``a = low + (tanh(f_θ(ô)) + 1)/2 · (high − low)`` acting on normalised observations ``ô``
+(running mean and variance of what the rollouts saw). An update rolls ``num_envs``
+environments ``unroll_length`` steps forward with the current actors and descends
+
+    L(θ) = −(1 / (E·T)) Σ_e Σ_{t<T} γ^t · w · r_t      (w: ``objective``, below)
+
+by the exact gradient ∂L/∂θ through every step's dynamics (``jax.grad`` of the ``lax.scan``),
+clipped to global norm ``max_grad_norm``, with Adam. The environment state carries over from
+window to window with its gradient stopped (truncated backpropagation: the EBM's 200-step
+episode in one window by default; shorter windows bound the gradient's variance and cost on
+long or chaotic horizons, see docs/apg.md). Auto-resets inside a window cut the gradient
+there (the reset state does not depend on θ).
+
+``objective``: ``"team"`` — every actor follows the gradient of the agents' summed return
+(a cooperative planner, closed-loop); ``"own"`` — each actor the gradient of its own return
+only, ∂R_i/∂θ_i, the others' actors held fixed (independent learners; one differentiated
+rollout per agent).
+
+Only continuous actions are differentiated: a group whose actions are not a bounded ``Box``
+is refused with one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from jaxclimate.algos.base import Algorithm, Trainer, is_positive_int, require
+from jaxclimate.core import struct
+from jaxclimate.core.spaces import Box
+from jaxclimate.core.wrappers import EpisodeStatistics
+
+OBJECTIVES = ("team", "own")
+
+
+@dataclasses.dataclass(frozen=True)
+class APGConfig:
+    """``total_timesteps`` env steps summed over the ``num_envs`` environments; an update
+    differentiates ``unroll_length`` steps of each."""
+
+    total_timesteps: int = 320_000
+    num_envs: int = 8
+    unroll_length: int = 200
+    lr: float = 3e-3
+    max_grad_norm: float = 1.0
+    gamma: float = 1.0
+    hidden_size: int = 64
+    objective: str = "team"
+
+    def __post_init__(self) -> None:
+        for name in ("total_timesteps", "num_envs", "unroll_length", "hidden_size"):
+            require(self, is_positive_int(getattr(self, name)), name, "an integer >= 1")
+        require(self, self.lr > 0, "lr", "> 0")
+        require(self, self.max_grad_norm > 0, "max_grad_norm", "> 0")
+        require(self, 0.0 < self.gamma <= 1.0, "gamma", "in (0, 1]")
+        require(self, self.objective in OBJECTIVES, "objective", f"one of {OBJECTIVES}")
+        require(self, self.total_timesteps >= self.steps_per_update, "total_timesteps", f">= num_envs * unroll_length = {self.steps_per_update}")
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.num_envs * self.unroll_length
+
+    @property
+    def num_updates(self) -> int:
+        return self.total_timesteps // self.steps_per_update
+
+
+class Actor(nn.Module):
+    """ô → tanh MLP → tanh: an action in [−1, 1] per dimension (mapped onto the box outside)."""
+
+    act_dim: int
+    hidden: int
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        x = nn.tanh(nn.Dense(self.hidden)(obs))
+        x = nn.tanh(nn.Dense(self.hidden)(x))
+        return jnp.tanh(nn.Dense(self.act_dim, kernel_init=nn.initializers.variance_scaling(0.01, "fan_in", "truncated_normal"))(x))
+
+
+@struct.dataclass
+class ObsNorm:
+    """Running mean and variance of the observations, per agent (Chan et al.'s parallel update)."""
+
+    count: jax.Array
+    mean: jax.Array
+    var: jax.Array
+
+    @classmethod
+    def create(cls, n_agents: int, obs_dim: int) -> ObsNorm:
+        return cls(jnp.zeros(()), jnp.zeros((n_agents, obs_dim)), jnp.ones((n_agents, obs_dim)))
+
+    def update(self, batch: jax.Array) -> ObsNorm:
+        """``batch``: (samples, N, obs_dim)."""
+        n = batch.shape[0]
+        mean, var = batch.mean(0), batch.var(0)
+        total = self.count + n
+        delta = mean - self.mean
+        new_mean = self.mean + delta * n / total
+        m2 = self.var * self.count + var * n + delta**2 * self.count * n / total
+        return ObsNorm(total, new_mean, m2 / total)
+
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        """(…, N, obs_dim) → normalised, clipped to ±10."""
+        return jnp.clip((obs - self.mean) / jnp.sqrt(self.var + 1e-8), -10.0, 10.0)
+
+
+@struct.dataclass
+class APGState:
+    actors: Any  # stacked over agents (N, ...)
+    opt_state: Any
+    norm: ObsNorm
+    env_state: Any  # (num_envs,) EpisodeStatsState
+    obs: jax.Array  # (num_envs, N, obs_dim)
+    rng: jax.Array
+    update: jax.Array
+
+
+def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollout_hook: Any = None) -> Trainer:
+    """A training run in pieces (see the module docstring and :class:`jaxclimate.algos.base.Trainer`)."""
+    group, n_agents, space = _check_setup(env, config, recorder, rollout_hook)
+    obs_dim, act_dim = env.observation_space(group).shape[0], space.shape[0]
+    low, high = jnp.asarray(space.low, jnp.float32), jnp.asarray(space.high, jnp.float32)
+    actor = Actor(act_dim, config.hidden_size)
+    optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(config.lr))
+    stats_env = EpisodeStatistics(env)
+    E, T = config.num_envs, config.unroll_length
+    discounts = jnp.asarray(config.gamma ** np.arange(T), jnp.float32)
+
+    def actions_of(actors: Any, norm: ObsNorm, obs: jax.Array) -> jax.Array:
+        """(E, N, obs_dim) → (E, N, act_dim) in the box."""
+        unit = jax.vmap(actor.apply, in_axes=(0, 1), out_axes=1)(actors, norm(obs))
+        return low + (unit + 1.0) * 0.5 * (high - low)
+
+    def init(rng: jax.Array, env_params_: Any = None) -> APGState:
+        p = env_params if env_params_ is None else env_params_
+        rng, k_env, k_net = jax.random.split(rng, 3)
+        obs, env_state = jax.vmap(stats_env.reset, in_axes=(0, None))(jax.random.split(k_env, E), p)
+        one = actor.init(k_net, jnp.zeros((obs_dim,)))  # one start for every agent
+        actors = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n_agents, *x.shape)), one)
+        obs = obs[group].astype(jnp.float32)
+        return APGState(
+            actors, jax.vmap(optimizer.init)(actors), ObsNorm.create(n_agents, obs_dim).update(obs), env_state, obs, rng, jnp.zeros((), jnp.int32)
+        )
+
+    def window(actors: Any, norm: ObsNorm, env_state: Any, obs: jax.Array, key: jax.Array, p: Any):
+        """Roll T steps; per-agent mean discounted reward (N,) and what the metrics need."""
+
+        def body(carry, inputs):
+            env_state, obs = carry
+            key, discount = inputs
+            action = actions_of(actors, norm, obs)
+            next_obs, env_state, rewards, terminated, truncated, info = jax.vmap(stats_env.step, in_axes=(0, 0, 0, None))(
+                jax.random.split(key, E), env_state, {group: action}, p
+            )
+            out = (discount * rewards[group], jnp.logical_or(terminated, truncated), info["returned_episode_returns"][group], obs)
+            return (env_state, next_obs[group].astype(jnp.float32)), out
+
+        (env_state, obs), (rewards, done, returns, seen) = jax.lax.scan(body, (env_state, obs), (jax.random.split(key, T), discounts))
+        return rewards.mean((0, 1)), (env_state, obs, done, returns, seen)
+
+    def update(p):
+        def body(state: APGState, _):
+            rng, key = jax.random.split(state.rng)
+            start_state, start_obs = jax.lax.stop_gradient((state.env_state, state.obs))
+
+            def loss(actors):
+                per_agent, aux = window(actors, state.norm, start_state, start_obs, key, p)
+                if config.objective == "team":
+                    return -per_agent.sum(), aux
+
+                def own(i):  # agent i's return, differentiated with respect to its own actor only
+                    mine = jax.tree_util.tree_map(lambda x: jnp.where(_agent_is(i, x), x, jax.lax.stop_gradient(x)), actors)
+                    return window(mine, state.norm, start_state, start_obs, key, p)[0][i]
+
+                return -jax.vmap(own)(jnp.arange(n_agents)).sum(), aux
+
+            actors = state.actors
+            (value, (env_state, obs, done, returns, seen)), grads = jax.value_and_grad(loss, has_aux=True)(actors)
+            grad_norm = jax.vmap(optax.global_norm)(grads)
+            updates, opt_state = jax.vmap(optimizer.update)(grads, state.opt_state, actors)
+            actors = optax.apply_updates(actors, updates)
+            norm = state.norm.update(seen.reshape(-1, n_agents, obs_dim))
+            new_state = APGState(actors, opt_state, norm, env_state, obs, rng, state.update + 1)
+            return new_state, {group: _metrics(done, returns, value, grad_norm)}
+
+        return body
+
+    def run(state: APGState, num_updates: int, hyperparams: Any = None, env_params_: Any = None):
+        p = env_params if env_params_ is None else env_params_
+        return jax.lax.scan(update(p), state, None, num_updates)
+
+    def act(policy: Any, obs: dict, carry: Any, done: jax.Array, key: jax.Array, deterministic: bool = True, mask: Any = None):
+        """The actors' actions for a batch of envs, (B, N, act_dim); deterministic either way."""
+        actors, norm = policy
+        return {group: actions_of(actors, norm, jnp.asarray(obs[group], jnp.float32))}, carry
+
+    return Trainer(init=init, run=run, act=act, config=config, policy=lambda state: (state.actors, state.norm))
+
+
+def _agent_is(i: jax.Array, x: jax.Array) -> jax.Array:
+    """Broadcastable mask of agent ``i``'s slice of a parameter stacked on axis 0."""
+    return (jnp.arange(x.shape[0]) == i).reshape((-1,) + (1,) * (x.ndim - 1))
+
+
+def _metrics(done: jax.Array, returns: jax.Array, loss: jax.Array, grad_norm: jax.Array) -> dict:
+    """One row per update: each agent's mean return over the episodes that ended in the window
+    (NaN if none did), the loss and each actor's gradient norm before clipping."""
+    done = done.astype(jnp.float32)  # (T, E)
+    count = done.sum()
+    episode_return = jnp.where(count > 0, jnp.sum(returns * done[..., None], axis=(0, 1)) / jnp.maximum(count, 1.0), jnp.nan)
+    n = grad_norm.shape[0]
+    return {"episode_return": episode_return, "episodes": count, "loss": jnp.broadcast_to(loss, (n,)), "grad_norm": grad_norm}
+
+
+def _check_setup(env, config: APGConfig, recorder: Any, rollout_hook: Any) -> tuple[str, int, Box]:
+    """The one agent group, its size and bounded Box actions, or one line saying why not."""
+    if len(env.agents) != 1:
+        raise ValueError(f"apg trains one agent group; {env.name} has {sorted(env.agents)}")
+    ((group, n_agents),) = env.agents.items()
+    space = env.action_space(group)
+    if not isinstance(space, Box) or len(space.shape) != 1 or not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
+        raise ValueError(f"apg differentiates the return through continuous actions; {env.name} has {space} actions, which it cannot differentiate")
+    if recorder is not None or rollout_hook is not None:
+        raise ValueError("APGConfig: recorders and rollout hooks are not supported by apg")
+    return group, n_agents, space
+
+
+ALGORITHM = Algorithm("apg", APGConfig, make_trainer, "analytic policy gradients through the differentiable dynamics (Brax's APG)")
