@@ -555,6 +555,45 @@ def ebm_calibrated() -> str:
     return table(["environment, condition", "column", *BANDS, "Σ band² (°C²)"], rows, left=2)
 
 
+# --- JaxMARL's own IPPO scripts on every environment (baselines/jaxmarl_ippo.py), on docs/interfaces.md ----
+
+INTERFACES_PAGE = ROOT / "docs" / "interfaces.md"
+JAXMARL_IPPO = BASELINES / "jaxmarl_ippo.json"
+
+
+def jaxmarl_ippo() -> str:
+    """jaxmarl_ippo `rows`, one line per environment: for the script that ran (`status` "ran"), its name, the
+    view's options (`view`), `env_steps`, and the evaluated returns `trained_return` ± `trained_return_se`,
+    `random_return` and `constant_return` (`constant_action`: a joint action's index, or "centre" of the unit box);
+    where no script ran, each script's `error`. Extra rows (the continuous script on the raw box) are labelled by
+    their view. Bold: a trained return above random's."""
+    rows, seen = [], set()
+    for row in record(JAXMARL_IPPO)["rows"]:
+        script = row["script"].rsplit("/", 1)[1]
+        options = ", ".join(f"{k}={v}" for k, v in row["view"].items() if k != "infos") or "raw box"
+        if row["status"] == "ran":
+            constant = "box centre" if row["constant_action"] == "centre" else f"joint action {row['constant_action']}"
+            label = row["env"] if row["env"] not in seen else f"{row['env']} (raw box)"
+            cells = [
+                label,
+                f"`{script}` ({options})",
+                count(row["env_steps"]),
+                bold(f"{signed(row['trained_return'], '.4g')} ± {row['trained_return_se']:.2g}", row["trained_return"] > row["random_return"]),
+                signed(row["random_return"], ".4g"),
+                f"{signed(row['constant_return'], '.4g')} ({constant})",
+            ]
+            rows.append(cells)
+            seen.add(row["env"])
+    refused = {}
+    for row in record(JAXMARL_IPPO)["rows"]:
+        if row["status"] != "ran" and row["env"] not in seen:
+            why = row["error"].split(": ", 1)[1].split(" (one logit each)")[0]
+            refused.setdefault(row["env"], []).append(f"`{row['script'].rsplit('/', 1)[1]}`: {why}")
+    for env_id, errors in refused.items():
+        rows.append([env_id, "none — " + "; ".join(errors), "", "", "", ""])
+    return table(["environment", "JaxMARL script that runs unchanged (view)", "env steps", "trained", "random", "constant"], rows, left=2)
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
@@ -649,7 +688,8 @@ def rendered(text: str) -> dict[str, str]:
 
 
 #: each page with generated tables -> its generators
-PAGES = {PAGE: TABLES, CALIBRATED_PAGE: CALIBRATED_TABLES}
+INTERFACES_TABLES = {"jaxmarl-ippo": jaxmarl_ippo}
+PAGES = {PAGE: TABLES, CALIBRATED_PAGE: CALIBRATED_TABLES, INTERFACES_PAGE: INTERFACES_TABLES}
 
 
 def regenerate(text: str, tables: dict = TABLES) -> str:

@@ -302,6 +302,17 @@ def test_the_documentation_examples_run():
     assert namespace["observation"].shape == (96,) and namespace["observations"].shape == (8, 96)
     assert set(namespace["obs"]) == {"bands_0", "bands_1"} and namespace["dones"]["__all__"].shape == ()
     assert namespace["total"].shape == () and np.isfinite(namespace["total"])
+    # §4.1-4.3: JaxMARL's wrapper over the unit-box view; the three recipes
+    assert namespace["action_dim"] == 195 and namespace["obs"]["bands_1"].shape == (4, 96)
+    sizes, rice_levels, rice_mask = namespace["sizes"], np.asarray(namespace["levels"]), namespace["mask"]
+    assert rice_levels.shape == (14,) and bool((rice_levels < sizes).all())  # no padded level drawn
+    assert bool(rice_mask[np.concatenate([[0], np.cumsum(sizes)[:-1]]) + rice_levels].all())  # only allowed levels drawn
+    np.testing.assert_allclose(namespace["log_prob"], -np.log(sizes).sum(), rtol=1e-5)  # uniform over each head's levels
+    assert set(namespace["esg_rewards"]) == set(namespace["esg"].agents)
+    infos = namespace["short_infos"]
+    assert bool(infos["truncated"]) and not bool(infos["terminated"])
+    assert not np.allclose(infos["final_obs"]["bands_0"], namespace["next_obs"]["bands_0"])  # the returned obs is a new episode's
+    assert np.isfinite(namespace["target"])
 
 
 def test_import_jaxclimate_needs_neither_pettingzoo_nor_gymnasium():

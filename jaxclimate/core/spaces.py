@@ -81,7 +81,16 @@ class MultiDiscrete(Space):
         return jnp.all((x >= 0) & (x < jnp.asarray(self.nvec))) & _is_integral(x)
 
     def __repr__(self) -> str:
-        return f"MultiDiscrete({self.nvec.tolist()})"
+        values = self.nvec.reshape(-1).tolist()
+        if len(values) <= 8:
+            return f"MultiDiscrete({self.nvec.tolist()})"
+        runs: list[list[int]] = []  # RICE-N's 57 (to 138) heads, written as runs: [10] * 59 + [2] * 27
+        for v in values:
+            if runs and runs[-1][0] == v:
+                runs[-1][1] += 1
+            else:
+                runs.append([v, 1])
+        return "MultiDiscrete(" + " + ".join(f"[{v}] * {n}" if n > 1 else f"[{v}]" for v, n in runs) + ")"
 
 
 class MultiBinary(Space):

@@ -72,8 +72,10 @@ class JointDiscreteActions(RawActions):
             raise TypeError(f"{where}: joint actions apply to MultiDiscrete or MultiBinary actions, not {env_space}")
         joint = float(np.prod(nvec.astype(float)))  # float: RICE-N's 10**57 overflows int64
         if joint > MAX_JOINT_ACTIONS:
+            sizes, counts = np.unique(nvec, return_counts=True)
+            heads = " + ".join(f"{c} of {v}" for v, c in zip(sizes[::-1], counts[::-1]))
             raise ValueError(
-                f"{where}: {env_space} has {joint:.3g} joint actions, more than "
+                f"{where}: {nvec.size} discrete heads ({heads} levels) make {joint:.3g} joint actions, more than "
                 f"{MAX_JOINT_ACTIONS} (one logit each); use per-head categoricals (docs/interfaces.md §4.3)"
             )
         self.env_space = env_space
