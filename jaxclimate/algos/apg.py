@@ -19,7 +19,9 @@ there (the reset state does not depend on θ).
 ``objective``: ``"team"`` — every actor follows the gradient of the agents' summed return
 (a cooperative planner, closed-loop); ``"own"`` — each actor the gradient of its own return
 only, ∂R_i/∂θ_i, the others' actors held fixed (independent learners; one differentiated
-rollout per agent).
+rollout per agent). ``share_parameters``: one actor for the whole group (every agent's
+copy starts equal and receives the summed gradient, so the copies stay equal), acting on each
+agent's own observation.
 
 Only continuous actions are differentiated: a group whose actions are not a bounded ``Box``
 is refused with one line.
@@ -57,6 +59,7 @@ class APGConfig:
     gamma: float = 1.0
     hidden_size: int = 64
     objective: str = "team"
+    share_parameters: bool = False
 
     def __post_init__(self) -> None:
         for name in ("total_timesteps", "num_envs", "unroll_length", "hidden_size"):
@@ -65,6 +68,7 @@ class APGConfig:
         require(self, self.max_grad_norm > 0, "max_grad_norm", "> 0")
         require(self, 0.0 < self.gamma <= 1.0, "gamma", "in (0, 1]")
         require(self, self.objective in OBJECTIVES, "objective", f"one of {OBJECTIVES}")
+        require(self, isinstance(self.share_parameters, (bool, np.bool_)), "share_parameters", "a bool")
         require(self, self.total_timesteps >= self.steps_per_update, "total_timesteps", f">= num_envs * unroll_length = {self.steps_per_update}")
 
     @property
@@ -188,6 +192,8 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
 
             actors = state.actors
             (value, (env_state, obs, done, returns, seen)), grads = jax.value_and_grad(loss, has_aux=True)(actors)
+            if config.share_parameters:  # one actor for the group: the gradient of the shared parameters
+                grads = jax.tree_util.tree_map(lambda g: jnp.broadcast_to(g.sum(0, keepdims=True), g.shape), grads)
             grad_norm = jax.vmap(optax.global_norm)(grads)
             updates, opt_state = jax.vmap(optimizer.update)(grads, state.opt_state, actors)
             actors = optax.apply_updates(actors, updates)

@@ -24,6 +24,10 @@ _RICE_N = "jaxclimate.envs.rice_n.report:RiceNReport"
 register("rice-n", RiceN, report=_RICE_N)  # protocol="none" unless protocol= is given; regions= for a subset
 register("rice-n-bilateral", RiceN, report=_RICE_N, protocol="bilateral")
 register("rice-n-club", RiceN, report=_RICE_N, protocol="club")
+from jaxclimate.envs.rice_n.relaxed import RiceNRates  # noqa: E402
+
+# the continuous relaxation: savings and mitigation rates in [0, 1], no trade (for --algo apg)
+register("rice-n-rates", RiceNRates, report="jaxclimate.envs.rice_n.report:RiceNRatesReport")
 
 from jaxclimate.envs.invest_esg import InvestESG  # noqa: E402
 

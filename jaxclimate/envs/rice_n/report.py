@@ -12,6 +12,7 @@ import numpy as np
 
 from jaxclimate.envs.rice_n import evaluation, scoring
 from jaxclimate.envs.rice_n.env import GROUP, replay
+from jaxclimate.envs.rice_n.relaxed import history
 from jaxclimate.reporting import TrainingReport
 from jaxclimate.run_options import RunOptions
 
@@ -70,6 +71,31 @@ class RiceNReport(TrainingReport):
         lines = [f"{'run':<48} {'climate':>8} {'economic':>9}"]
         lines += [f"{run[-48:]:<48} {c:8.3f} {e:9.3f}" for run, (c, e) in zip(result["runs"], result["points"])]
         lines.append(f"hypervolume of the 10 most recent runs (the competition's team score): {result['team_hypervolume']:.3f}")
+        return lines
+
+
+class RiceNRatesReport(RiceNReport):
+    """RICE-N's report, each seed's history rebuilt from its continuous evaluation actions,
+    with the planner's measure W (global discounted welfare) beside it."""
+
+    def summarize(self, env, env_params, trainer, state, rows, evaluations, options, run_dir: Path) -> dict[str, Any]:
+        histories = [history(env, env_params, np.asarray(e["actions"][GROUP])[: env.episode_length]) for e in evaluations]
+        metrics = [evaluation.episode_metrics(h) for h in histories]
+        points = [[m["climate_index"], m["economic_index"]] for m in metrics]
+        return {
+            "protocol": "none (continuous rates, no trade)",
+            "competition": scoring.score(histories),
+            "competition_per_seed": [scoring.competition_metrics(h) for h in histories],
+            "index_points": points,
+            "hypervolume": evaluation.hypervolume(points),
+            "temperature_2100": [m["temperature_2100"] for m in metrics],
+            "welfare": [float(h["welfare"].sum(dtype=np.float64)) for h in histories],
+        }
+
+    def summary_lines(self, summary: dict) -> list[str]:
+        lines = super().summary_lines(summary)
+        if "welfare" in summary:
+            lines.append("global discounted welfare W per seed: " + " ".join(f"{w:.2f}" for w in summary["welfare"]))
         return lines
 
 
