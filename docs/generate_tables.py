@@ -26,6 +26,8 @@ import sys
 from functools import cache
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "results.md"
 BENCH = ROOT / "benchmarks" / "results"
@@ -594,6 +596,81 @@ def jaxmarl_ippo() -> str:
     return table(["environment", "JaxMARL script that runs unchanged (view)", "env steps", "trained", "random", "constant"], rows, left=2)
 
 
+# --- analytic policy gradients (baselines/apg_*.py), on docs/apg.md ------------------------------------
+
+APG_PAGE = ROOT / "docs" / "apg.md"
+
+
+def apg_ebm() -> str:
+    """apg_ebm `rows`: per env/condition, each budget's `apg[].objective` (Σ band² of the seeds' mean, °C²; mean
+    over seeds of each seed's Σ band²) with `env_steps_per_seed` as the column, then `reference.calibrated.objective`
+    and `reference.learned[algo].objective` (the best DDPG/TD3 row, 20,000 env steps per seed). Bold: an APG value
+    below the best DDPG/TD3 row's."""
+    rows_ = record(BASELINES / "apg_ebm.json")["rows"]
+    budgets = [r["env_steps_per_seed"] for r in next(iter(rows_.values()))["apg"]]
+    rows = []
+    for key, row in rows_.items():
+        learned = row["reference"]["learned"]
+        best = min(v["objective"] for v in learned.values())
+        cells = [bold(f"{r['objective']:.1f}", r["objective"] < best) for r in row["apg"]]
+        rows.append(
+            [
+                key.replace("/", ", "),
+                *cells,
+                f"{row['reference']['calibrated']['objective']:.1f}",
+                *[f"{learned[a]['objective']:.1f}" for a in ("ddpg", "td3")],
+            ]
+        )
+    header = ["environment, condition", *[f"APG {kilo(b)}" for b in budgets], "calibrated static", "best DDPG", "best TD3"]
+    return table(header, rows)
+
+
+def apg_rice_n() -> str:
+    """apg_rice_n: each budget's `apg[]` row — `welfare` (mean ± std over seeds), the mean of `index_points`
+    (climate, economic) — then `reference.planner`, `.best_constant`, `.business_as_usual` (`welfare`,
+    `climate_index`, `economic_index`)."""
+    rec = record(BASELINES / "apg_rice_n.json")
+    rows = []
+    for r in rec["apg"]:
+        climate, economic = np.mean(r["index_points"], axis=0)
+        rows.append(
+            [
+                f"APG, closed loop, {kilo(r['env_steps_per_seed'])} env steps",
+                f"{np.mean(r['welfare']):.2f} ± {np.std(r['welfare']):.2f}",
+                f"{climate:.3f}",
+                f"{economic:.3f}",
+            ]
+        )
+    for name, label in (
+        ("planner", "planner, open loop"),
+        ("best_constant", "best constant policy"),
+        ("business_as_usual", "business as usual (s 0.2, μ 0)"),
+    ):
+        ref = rec["reference"][name]
+        rows.append([label, f"{ref['welfare']:.2f}", f"{ref['climate_index']:.3f}", f"{ref['economic_index']:.3f}"])
+    return table(["policy (DICE-2016)", "W", "climate index", "economic index"], rows)
+
+
+def apg_gradients() -> str:
+    """apg_gradients `rows`: per family and quantity (`unit`), the norm at the first and last `horizons`, the
+    largest over them, and last / first."""
+    rows = []
+    for name, row in record(BASELINES / "apg_gradients.json")["rows"].items():
+        norms, horizons = row["norms"], row["horizons"]
+        peak = int(np.argmax(norms))
+        rows.append(
+            [
+                name,
+                row["unit"],
+                f"{norms[0]:.3g}",
+                f"{norms[-1]:.3g} (T = {horizons[-1]})",
+                f"{norms[peak]:.3g} (T = {horizons[peak]})",
+                f"{norms[-1] / norms[0]:.3g}",
+            ]
+        )
+    return table(["family", "quantity", "T = 1", "whole episode", "largest", "episode / T = 1"], rows, left=2)
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
@@ -689,7 +766,8 @@ def rendered(text: str) -> dict[str, str]:
 
 #: each page with generated tables -> its generators
 INTERFACES_TABLES = {"jaxmarl-ippo": jaxmarl_ippo}
-PAGES = {PAGE: TABLES, CALIBRATED_PAGE: CALIBRATED_TABLES, INTERFACES_PAGE: INTERFACES_TABLES}
+APG_TABLES = {"apg-ebm": apg_ebm, "apg-rice-n": apg_rice_n, "apg-gradients": apg_gradients}
+PAGES = {PAGE: TABLES, CALIBRATED_PAGE: CALIBRATED_TABLES, INTERFACES_PAGE: INTERFACES_TABLES, APG_PAGE: APG_TABLES}
 
 
 def regenerate(text: str, tables: dict = TABLES) -> str:

@@ -17,6 +17,10 @@ _CLIMATE = "jaxclimate.envs.climate_mitigation.report:ClimateMitigationReport"
 register("climate-mitigation", ClimateMitigation, report=_CLIMATE)  # scenario="i" unless scenario= is given
 register("climate-mitigation-i", ClimateMitigation, report=_CLIMATE, scenario="i")
 register("climate-mitigation-ii", ClimateMitigation, report=_CLIMATE, scenario="ii")
+from jaxclimate.envs.climate_mitigation.relaxed import ClimateMitigationLevers  # noqa: E402
+
+# the continuous relaxation: efforts and adaptation spending in their ranges (for --algo apg)
+register("climate-mitigation-levers", ClimateMitigationLevers)  # scenario="i" unless scenario= is given
 
 from jaxclimate.envs.rice_n import RiceN  # noqa: E402
 

@@ -33,10 +33,7 @@ from jaxclimate.envs.rice_n.params import RiceParams
 
 class RiceNRates(Environment[RiceState, RiceParams]):
     """RICE-N with continuous (s, μ) actions, (N, 2) in [0, 1]; see the module docstring.
-
-    Args:
-        regions, dtype, num_activity_steps, climate: as :class:`RiceN`.
-    """
+    ``regions``, ``dtype``, ``num_activity_steps`` and ``climate`` are :class:`RiceN`'s."""
 
     def __init__(self, regions: Sequence[int] | None = None, dtype: Any = "float32", num_activity_steps: int = 20, climate: Any = "dice"):
         self.base = RiceN(regions=regions, dtype=dtype, num_activity_steps=num_activity_steps, climate=climate)

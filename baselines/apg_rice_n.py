@@ -1,0 +1,132 @@
+"""A closed-loop RICE-N policy learned by analytic policy gradients, beside the open-loop
+cooperative planner (docs/apg.md §3).
+
+``python -m jaxclimate.train --env rice-n-rates --algo apg`` — the continuous relaxation
+(savings and mitigation rates in [0, 1], no trade; ``jaxclimate/envs/rice_n/relaxed.py``), one
+actor shared by the 27 regions acting on each region's own observation, trained on the summed
+return discounted per 5-year step as the planner's welfare is (γ = 1.015⁻⁵) — at growing budgets,
+``--seeds`` seeds each. Each run's evaluation (one deterministic episode per seed) gives global
+discounted welfare W and the paper's indices; they are set beside
+``baselines/results/cooperative_optimum_rice_n.json`` (DICE-2016 climate): the planner's
+optimum (every region's rates at every step, by projected Adam), business as usual
+(s 0.2, μ 0) and the best of the 11 × 11 constant policies.
+
+    python baselines/apg_rice_n.py                     # baselines/results/apg_rice_n.{json,png}
+    python baselines/apg_rice_n.py --budgets 32000 --seeds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from jaxclimate._io import atomic_write_text  # noqa: E402
+
+RESULTS = ROOT / "baselines" / "results"
+GAMMA = round(1.015**-5, 6)  # the planner's discount per 5-year activity step, (1 + ρ)^−Δ
+SETTINGS = ["--set", "unroll_length=20", "--set", f"gamma={GAMMA}", "--set", "share_parameters=true"]
+
+
+def train(steps: int, seeds: int, run_dir: Path) -> dict:
+    command = [
+        sys.executable,
+        "-m",
+        "jaxclimate.train",
+        "--env",
+        "rice-n-rates",
+        "--algo",
+        "apg",
+        "--seeds",
+        str(seeds),
+        "--total-timesteps",
+        str(steps),
+        *SETTINGS,
+    ]
+    start = time.perf_counter()
+    subprocess.run([*command, "--run-dir", str(run_dir), "--quiet", "--no-plots"], check=True, cwd=ROOT, capture_output=True, text=True)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    return {
+        "env_steps_per_seed": summary["env_steps_per_seed"],
+        "welfare": summary["welfare"],
+        "index_points": summary["index_points"],
+        "temperature_2100": summary["temperature_2100"],
+        "wall_s": round(time.perf_counter() - start, 1),
+        "command": " ".join(["python", *command[1:]]),
+    }
+
+
+def reference() -> dict:
+    (dice,) = [m for m in json.loads((RESULTS / "cooperative_optimum_rice_n.json").read_text())["modules"] if m["module"] == "dice"]
+    pick = lambda row: {k: row[k] for k in ("welfare", "climate_index", "economic_index", "delta_t")}  # noqa: E731
+    return {"planner": pick(dice["planner"]), "business_as_usual": pick(dice["business_as_usual"]), "best_constant": pick(dice["best_constant"])}
+
+
+def plot(record: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
+    ref = record["reference"]
+    steps = [r["env_steps_per_seed"] for r in record["apg"]]
+    for name, style in (("planner", "k--"), ("business_as_usual", "r:"), ("best_constant", "g-.")):
+        left.axhline(ref[name]["welfare"], ls=style[1:], color=style[0], label=name.replace("_", " "))
+        right.scatter([ref[name]["climate_index"]], [ref[name]["economic_index"]], color=style[0], marker="*", s=90, label=name.replace("_", " "))
+    left.errorbar(
+        steps, [np.mean(r["welfare"]) for r in record["apg"]], [np.std(r["welfare"]) for r in record["apg"]], fmt="o-", label="APG, closed loop"
+    )
+    left.set(xscale="log", xlabel="env steps per seed", ylabel="global discounted welfare W", title="rice-n-rates (DICE-2016)")
+    last = np.asarray(record["apg"][-1]["index_points"])
+    right.scatter(last[:, 0], last[:, 1], label=f"APG, {steps[-1]:,} steps")
+    right.set(xlabel="climate index", ylabel="economic index", title="index plane")
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--budgets", nargs="+", type=int, default=[16_000, 64_000, 160_000], help="env steps per seed")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--out", default=str(RESULTS / "apg_rice_n.json"))
+    args = parser.parse_args(argv)
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for steps in args.budgets:
+            runs.append(train(steps, args.seeds, Path(tmp) / str(steps)))
+            print(
+                f"{steps:,} env steps: W {np.mean(runs[-1]['welfare']):.3f} ± {np.std(runs[-1]['welfare']):.3f} ({runs[-1]['wall_s']:.0f} s)",
+                flush=True,
+            )
+    record = {
+        "what": "APG on rice-n-rates (closed loop, one shared actor, team objective, γ = 1.015^-5 per step) against the open-loop planner, DICE-2016",
+        "command": "python baselines/apg_rice_n.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "seeds": args.seeds,
+        "device": jax.devices()[0].device_kind,
+        "jax": jax.__version__,
+        "apg": runs,
+        "reference": reference(),
+    }
+    atomic_write_text(args.out, json.dumps(record, indent=1) + "\n")
+    plot(record, Path(args.out).with_suffix(".png"))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,72 @@
+"""The climate game's continuous relaxation (``climate-mitigation-levers``): each country sets
+its three mitigation efforts k ∈ [0, 1] and its adaptation spending p ∈ [0, 0.08] directly,
+every year — the cooperative planner's levers (``jaxclimate.envs.climate_mitigation.planner``),
+as a closed-loop environment that gradient-based learners (``--algo apg``) differentiate.
+
+The game's three levels per lever (efforts 0 / 0.5 / 1, adaptation 0 / 0.03 / 0.08) become the
+interval between the lowest and the highest, so every discrete policy is one of these. The
+state, the year's dynamics (``ClimateMitigation.year``, with the chosen climate engine), the
+look-ahead in the last year's reward (Eq. 32), the observation and the 35-year episode are the
+game's. Levers outside their range are clipped. The look-ahead runs as a ``lax.cond`` (the
+game's ``while_loop`` cannot be reverse-differentiated); under ``vmap`` it is computed every
+year and kept in the last.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxclimate.core import struct
+from jaxclimate.core.env import Environment
+from jaxclimate.core.spaces import Box, Space
+from jaxclimate.envs.climate_mitigation.env import GROUP, HORIZON, NUM_LEVERS, ClimateMitigation, MitigationParams, MitigationState
+
+
+class ClimateMitigationLevers(Environment[MitigationState, MitigationParams]):
+    """The climate game with continuous levers, (N, 4) = (3 efforts, adaptation); see the
+    module docstring. ``scenario``, ``engine`` and ``dtype`` are :class:`ClimateMitigation`'s."""
+
+    def __init__(self, scenario: str = "i", engine: Any = "gru", dtype: Any = "float32"):
+        self.base = ClimateMitigation(scenario=scenario, engine=engine, dtype=dtype)
+        self.scenario, self.dtype, self.num_agents = self.base.scenario, self.base.dtype, self.base.num_agents
+        self.agents = {GROUP: self.num_agents}
+        params = self.base.default_params
+        efforts, adaptation = np.asarray(params.effort_levels), np.asarray(params.adaptation_levels)
+        low = np.append(np.full(NUM_LEVERS, efforts.min()), adaptation.min())
+        high = np.append(np.full(NUM_LEVERS, efforts.max()), adaptation.max())
+        self._action_space = Box(low, high, dtype=jnp.float32)
+
+    @property
+    def name(self) -> str:
+        return f"climate-mitigation-levers-{self.scenario}"
+
+    @property
+    def default_params(self) -> MitigationParams:
+        return self.base.default_params
+
+    def action_space(self, group: str) -> Space:
+        self._check_group(group)
+        return self._action_space
+
+    def observation_space(self, group: str) -> Space:
+        return self.base.observation_space(group)
+
+    def agent_names(self, group: str) -> list[str]:
+        return self.base.agent_names(group)
+
+    def reset_env(self, key: jax.Array, params: MitigationParams) -> tuple[dict, MitigationState]:
+        return self.base.reset_env(key, params)
+
+    def step_env(self, key: jax.Array, state: MitigationState, actions: dict, params: MitigationParams):
+        params = struct.cast_numeric(params, self.dtype)
+        levers = jnp.clip(jnp.asarray(actions[GROUP], self.dtype), self._action_space.low, self._action_space.high)
+        new_state, cost, global_emissions = self.base.year(state, levers[:, :NUM_LEVERS], levers[:, NUM_LEVERS], params)
+        terminated = new_state.time >= HORIZON
+        lookahead = jax.lax.cond(terminated, lambda s: self.base.lookahead(s, params)["cost"], lambda s: jnp.zeros_like(s.prevention), new_state)
+        rewards = -(cost + lookahead)  # Eq. 32: the look-ahead sits inside r(2050)
+        info = {"temperature": new_state.temperature, "global_emissions": global_emissions}
+        return self.base._observe(new_state, params), new_state, {GROUP: rewards}, terminated, info
