@@ -651,6 +651,33 @@ def apg_rice_n() -> str:
     return table(["policy (DICE-2016)", "W", "climate index", "economic index"], rows)
 
 
+def apg_climate_game() -> str:
+    """apg_climate_game: each `apg[]` row — `setting`, `env_steps_per_seed`, `total_return` (mean over seeds of the
+    deterministic episode's summed return), `gap_closed` — then `reference.{planner, ippo, best_constant,
+    business_as_usual}.total_return` with the share of the gap from business as usual to the planner."""
+    rec = record(BASELINES / "apg_climate_game.json")
+    low, high = rec["reference"]["business_as_usual"]["total_return"], rec["reference"]["planner"]["total_return"]
+    rows = []
+    for r in rec["apg"]:
+        rows.append(
+            [
+                f"APG, closed loop, {r['setting']} actor, {kilo(r['env_steps_per_seed'])} env steps",
+                signed(np.mean(r["total_return"]), ".1f"),
+                f"{r['gap_closed']:.0%}",
+            ]
+        )
+    labels = (
+        ("planner", "planner, open loop"),
+        ("ippo", "IPPO, the paper's learners (GRU)"),
+        ("best_constant", "best constant discrete policy"),
+        ("business_as_usual", "business as usual (no lever)"),
+    )
+    for name, label in labels:
+        value = rec["reference"][name]["total_return"]
+        rows.append([label, signed(value, ".1f"), f"{(value - low) / (high - low):.0%}"])
+    return table(["policy (scenario ii, GRU surrogate)", "summed return", "gap closed"], rows)
+
+
 def apg_gradients() -> str:
     """apg_gradients `rows`: per family and quantity (`unit`), the norm at the first and last `horizons`, the
     largest over them, and last / first."""
@@ -766,7 +793,7 @@ def rendered(text: str) -> dict[str, str]:
 
 #: each page with generated tables -> its generators
 INTERFACES_TABLES = {"jaxmarl-ippo": jaxmarl_ippo}
-APG_TABLES = {"apg-ebm": apg_ebm, "apg-rice-n": apg_rice_n, "apg-gradients": apg_gradients}
+APG_TABLES = {"apg-ebm": apg_ebm, "apg-rice-n": apg_rice_n, "apg-climate-game": apg_climate_game, "apg-gradients": apg_gradients}
 PAGES = {PAGE: TABLES, CALIBRATED_PAGE: CALIBRATED_TABLES, INTERFACES_PAGE: INTERFACES_TABLES, APG_PAGE: APG_TABLES}
 
 
