@@ -21,45 +21,27 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxclimate.core import struct
-from jaxclimate.core.env import Environment
-from jaxclimate.core.spaces import Box, Space
+from jaxclimate.core.relaxation import Relaxation
+from jaxclimate.core.spaces import Box
 from jaxclimate.envs.climate_mitigation.env import GROUP, HORIZON, NUM_LEVERS, ClimateMitigation, MitigationParams, MitigationState
 
 
-class ClimateMitigationLevers(Environment[MitigationState, MitigationParams]):
+class ClimateMitigationLevers(Relaxation):
     """The climate game with continuous levers, (N, 4) = (3 efforts, adaptation); see the
     module docstring. ``scenario``, ``engine`` and ``dtype`` are :class:`ClimateMitigation`'s."""
 
     def __init__(self, scenario: str = "i", engine: Any = "gru", dtype: Any = "float32"):
-        self.base = ClimateMitigation(scenario=scenario, engine=engine, dtype=dtype)
-        self.scenario, self.dtype, self.num_agents = self.base.scenario, self.base.dtype, self.base.num_agents
-        self.agents = {GROUP: self.num_agents}
-        params = self.base.default_params
+        base = ClimateMitigation(scenario=scenario, engine=engine, dtype=dtype)
+        params = base.default_params
         efforts, adaptation = np.asarray(params.effort_levels), np.asarray(params.adaptation_levels)
         low = np.append(np.full(NUM_LEVERS, efforts.min()), adaptation.min())
         high = np.append(np.full(NUM_LEVERS, efforts.max()), adaptation.max())
-        self._action_space = Box(low, high, dtype=jnp.float32)
+        super().__init__(base, Box(low, high, dtype=jnp.float32))
+        self.scenario, self.dtype, self.num_agents = base.scenario, base.dtype, base.num_agents
 
     @property
     def name(self) -> str:
         return f"climate-mitigation-levers-{self.scenario}"
-
-    @property
-    def default_params(self) -> MitigationParams:
-        return self.base.default_params
-
-    def action_space(self, group: str) -> Space:
-        self._check_group(group)
-        return self._action_space
-
-    def observation_space(self, group: str) -> Space:
-        return self.base.observation_space(group)
-
-    def agent_names(self, group: str) -> list[str]:
-        return self.base.agent_names(group)
-
-    def reset_env(self, key: jax.Array, params: MitigationParams) -> tuple[dict, MitigationState]:
-        return self.base.reset_env(key, params)
 
     def step_env(self, key: jax.Array, state: MitigationState, actions: dict, params: MitigationParams):
         params = struct.cast_numeric(params, self.dtype)

@@ -154,22 +154,28 @@ def rollout_arrays(env: RiceN, params: RiceParams, policy: Callable, keys: jax.A
             return (env.observation(state, params), state), (state, state.reward)  # the env's layout
 
         _, (states, rewards) = jax.lax.scan(body, (obs, state), jax.random.split(key, env.episode_length))
-        states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), state, states)
-        return {
-            "state__global_temperature": states.temperature,
-            "state__global_carbon_mass": states.carbon_mass,
-            "state__gross_output_all_regions": states.gross_output,
-            "state__activity_timestep": states.activity_step[:, None],
-            "state__mitigation_rate_all_regions": states.mitigation,
-            "state__savings_all_regions": states.savings,
-            "state__capital_all_regions": states.capital,  # with the above: what the competition's metrics read
-            "state__production_all_regions": states.production,
-            "state__investment_all_regions": states.investment,
-            "state__abatement_cost_all_regions": states.abatement_cost,
-            "rewards": rewards,
-        }
+        return history_arrays(state, states, rewards)
 
     return jax.vmap(one)(keys)
+
+
+def history_arrays(first: Any, states: Any, rewards: jax.Array) -> dict[str, jax.Array]:
+    """An episode in :func:`replay`'s layout (``state__*`` rows 0..E, ``rewards``) from its
+    reset state ``first`` and the states after each step, stacked (traceable)."""
+    states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), first, states)
+    return {
+        "state__global_temperature": states.temperature,
+        "state__global_carbon_mass": states.carbon_mass,
+        "state__gross_output_all_regions": states.gross_output,
+        "state__activity_timestep": states.activity_step[:, None],
+        "state__mitigation_rate_all_regions": states.mitigation,
+        "state__savings_all_regions": states.savings,
+        "state__capital_all_regions": states.capital,  # with the above: what the competition's metrics read
+        "state__production_all_regions": states.production,
+        "state__investment_all_regions": states.investment,
+        "state__abatement_cost_all_regions": states.abatement_cost,
+        "rewards": rewards,
+    }
 
 
 # One compilation per (env, policy function), not per call.

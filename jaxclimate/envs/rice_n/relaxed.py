@@ -17,6 +17,7 @@ of each seed's evaluation episode (:func:`history`; ``report.RiceNRatesReport``)
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import jax
@@ -24,48 +25,29 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxclimate.core import struct
-from jaxclimate.core.env import Environment
-from jaxclimate.core.spaces import Box, Space
+from jaxclimate.core.relaxation import Relaxation
+from jaxclimate.core.spaces import Box
 from jaxclimate.envs.rice_n.dynamics import RiceState, activity_step
 from jaxclimate.envs.rice_n.env import GROUP, RiceN
+from jaxclimate.envs.rice_n.evaluation import history_arrays
 from jaxclimate.envs.rice_n.params import RiceParams
 
 
-class RiceNRates(Environment[RiceState, RiceParams]):
+class RiceNRates(Relaxation):
     """RICE-N with continuous (s, μ) actions, (N, 2) in [0, 1]; see the module docstring.
     ``regions``, ``dtype``, ``num_activity_steps`` and ``climate`` are :class:`RiceN`'s."""
 
     def __init__(self, regions: Sequence[int] | None = None, dtype: Any = "float32", num_activity_steps: int = 20, climate: Any = "dice"):
-        self.base = RiceN(regions=regions, dtype=dtype, num_activity_steps=num_activity_steps, climate=climate)
+        super().__init__(
+            RiceN(regions=regions, dtype=dtype, num_activity_steps=num_activity_steps, climate=climate), Box(0.0, 1.0, (2,), dtype=jnp.float32)
+        )
         self.regions, self.num_regions, self.dtype = self.base.regions, self.base.num_regions, self.base.dtype
         self.num_activity_steps = self.episode_length = self.base.num_activity_steps
         self.climate, self.climate_name = self.base.climate, self.base.climate_name
-        self.agents = {GROUP: self.num_regions}
-        self._action_space = Box(0.0, 1.0, (2,), dtype=jnp.float32)
 
     @property
     def name(self) -> str:
         return self.base.name.replace("rice-n", "rice-n-rates", 1)
-
-    @property
-    def default_params(self) -> RiceParams:
-        return self.base.default_params
-
-    def action_space(self, group: str) -> Space:
-        self._check_group(group)
-        return self._action_space
-
-    def observation_space(self, group: str) -> Space:
-        return self.base.observation_space(group)
-
-    def agent_names(self, group: str) -> list[str]:
-        return self.base.agent_names(group)
-
-    def reset_env(self, key: jax.Array, params: RiceParams) -> tuple[dict, RiceState]:
-        return self.base.reset_env(key, params)
-
-    def observation(self, state: RiceState, params: RiceParams | None = None) -> dict:
-        return self.base.observation(state, params)
 
     def transition(self, state: RiceState, rates: jax.Array, params: RiceParams) -> RiceState:
         """One activity step with (s, μ) = ``rates`` (N, 2), no trade, no tariffs."""
@@ -85,27 +67,14 @@ class RiceNRates(Environment[RiceState, RiceParams]):
 
 def history(env: RiceNRates, params: RiceParams, rates: np.ndarray) -> dict[str, np.ndarray]:
     """The episode played with ``rates`` (E, N, 2), in the layout of RICE-N's :func:`replay`
-    (``state__*`` rows 0..E, ``rewards``): what :mod:`~jaxclimate.envs.rice_n.evaluation` and
+    (``state__*`` rows 0..E, ``rewards``; ``evaluation.history_arrays``) with each step's
+    discounted welfare (``welfare``): what :mod:`~jaxclimate.envs.rice_n.evaluation` and
     :mod:`~jaxclimate.envs.rice_n.scoring` read."""
+    return jax.tree_util.tree_map(np.asarray, _history(env, params, jnp.asarray(rates)))
 
-    @jax.jit
-    def run(rates):
-        _, state = env.reset(jax.random.key(0), params)
-        last, states = jax.lax.scan(lambda s, r: (env.transition(s, r, params),) * 2, state, rates)
-        states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), state, states)
-        return {
-            "state__global_temperature": states.temperature,
-            "state__global_carbon_mass": states.carbon_mass,
-            "state__gross_output_all_regions": states.gross_output,
-            "state__activity_timestep": states.activity_step[:, None],
-            "state__mitigation_rate_all_regions": states.mitigation,
-            "state__savings_all_regions": states.savings,
-            "state__capital_all_regions": states.capital,
-            "state__production_all_regions": states.production,
-            "state__investment_all_regions": states.investment,
-            "state__abatement_cost_all_regions": states.abatement_cost,
-            "rewards": states.reward[1:],
-            "welfare": states.social_welfare[1:],
-        }
 
-    return jax.tree_util.tree_map(np.asarray, run(jnp.asarray(rates)))
+@functools.partial(jax.jit, static_argnums=0)  # compiled once per environment (hashed by identity)
+def _history(env: RiceNRates, params: RiceParams, rates: jax.Array) -> dict[str, jax.Array]:
+    _, first = env.reset(jax.random.key(0), params)
+    _, states = jax.lax.scan(lambda s, r: (env.transition(s, r, params),) * 2, first, rates)
+    return {**history_arrays(first, states, states.reward), "welfare": states.social_welfare}

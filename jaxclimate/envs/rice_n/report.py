@@ -24,18 +24,29 @@ def seed_histories(env, env_params, evaluations: list[dict]) -> list[dict[str, n
 
 
 class RiceNReport(TrainingReport):
+    def histories(self, env, env_params, evaluations: list[dict]) -> list[dict[str, np.ndarray]]:
+        """Each seed's evaluation episode as a :func:`replay` history."""
+        return seed_histories(env, env_params, evaluations)
+
+    def protocol(self, env) -> str:
+        return env.protocol.name
+
     def summarize(self, env, env_params, trainer, state, rows, evaluations, options: RunOptions, run_dir: Path) -> dict[str, Any]:
-        histories = seed_histories(env, env_params, evaluations)
+        histories = self.histories(env, env_params, evaluations)
         metrics = [evaluation.episode_metrics(h) for h in histories]  # unrounded indices: the points
         points = [[m["climate_index"], m["economic_index"]] for m in metrics]
         return {
-            "protocol": env.protocol.name,
+            "protocol": self.protocol(env),
             "competition": scoring.score(histories),
             "competition_per_seed": [scoring.competition_metrics(h) for h in histories],
             "index_points": points,
             "hypervolume": evaluation.hypervolume(points),
             "temperature_2100": [m["temperature_2100"] for m in metrics],
+            **self.extra_metrics(histories),
         }
+
+    def extra_metrics(self, histories: list[dict[str, np.ndarray]]) -> dict[str, Any]:
+        return {}
 
     def summary_lines(self, summary: dict) -> list[str]:
         if "competition" not in summary:
@@ -78,19 +89,14 @@ class RiceNRatesReport(RiceNReport):
     """RICE-N's report, each seed's history rebuilt from its continuous evaluation actions,
     with the planner's measure W (global discounted welfare) beside it."""
 
-    def summarize(self, env, env_params, trainer, state, rows, evaluations, options, run_dir: Path) -> dict[str, Any]:
-        histories = [history(env, env_params, np.asarray(e["actions"][GROUP])[: env.episode_length]) for e in evaluations]
-        metrics = [evaluation.episode_metrics(h) for h in histories]
-        points = [[m["climate_index"], m["economic_index"]] for m in metrics]
-        return {
-            "protocol": "none (continuous rates, no trade)",
-            "competition": scoring.score(histories),
-            "competition_per_seed": [scoring.competition_metrics(h) for h in histories],
-            "index_points": points,
-            "hypervolume": evaluation.hypervolume(points),
-            "temperature_2100": [m["temperature_2100"] for m in metrics],
-            "welfare": [float(h["welfare"].sum(dtype=np.float64)) for h in histories],
-        }
+    def histories(self, env, env_params, evaluations: list[dict]) -> list[dict[str, np.ndarray]]:
+        return [history(env, env_params, np.asarray(e["actions"][GROUP])[: env.episode_length]) for e in evaluations]
+
+    def protocol(self, env) -> str:
+        return "none (continuous rates, no trade)"
+
+    def extra_metrics(self, histories: list[dict[str, np.ndarray]]) -> dict[str, Any]:
+        return {"welfare": [float(h["welfare"].sum(dtype=np.float64)) for h in histories]}
 
     def summary_lines(self, summary: dict) -> list[str]:
         lines = super().summary_lines(summary)
