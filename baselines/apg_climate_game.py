@@ -17,41 +17,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import jax
 import numpy as np
+from apg_common import RESULTS, save, train_apg
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from jaxclimate import load_policy
 
-from jaxclimate._io import atomic_write_text  # noqa: E402
-
-RESULTS = ROOT / "baselines" / "results"
 SETTINGS = {"shared": ["--set", "share_parameters=true"], "per country": ["--set", "share_parameters=false"]}
 
 
 def train(setting: str, steps: int, seeds: int, run_dir: Path) -> dict:
-    command = [sys.executable, "-m", "jaxclimate.train", "--env", "climate-mitigation-levers", "--scenario", "ii", "--algo", "apg"]
-    command += ["--seeds", str(seeds), "--total-timesteps", str(steps), "--set", "unroll_length=35", *SETTINGS[setting]]
-    start = time.perf_counter()
-    subprocess.run([*command, "--run-dir", str(run_dir), "--quiet", "--no-plots"], check=True, cwd=ROOT, capture_output=True, text=True)
-    summary = json.loads((run_dir / "summary.json").read_text())
-    from jaxclimate import load_policy
-
+    flags = ["--env", "climate-mitigation-levers", "--scenario", "ii", "--seeds", str(seeds), "--total-timesteps", str(steps)]
+    summary, wall, command = train_apg([*flags, "--set", "unroll_length=35", *SETTINGS[setting]], run_dir)
     per_seed = load_policy(run_dir).episode_returns(episodes=1)["countries"]  # (seeds, 1, N), deterministic
     returns = [float(r.sum()) for r in per_seed]
-    return {
-        "setting": setting,
-        "env_steps_per_seed": summary["env_steps_per_seed"],
-        "total_return": returns,
-        "wall_s": round(time.perf_counter() - start, 1),
-        "command": " ".join(["python", *command[1:]]),
-    }
+    return {"setting": setting, "env_steps_per_seed": summary["env_steps_per_seed"], "total_return": returns, "wall_s": wall, "command": command}
 
 
 def reference() -> dict:
@@ -88,8 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         "apg": runs,
         "reference": ref,
     }
-    atomic_write_text(args.out, json.dumps(record, indent=1) + "\n")
-    print(f"wrote {args.out}")
+    save(record, args.out)
     return 0
 
 

@@ -19,31 +19,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import jax
 import numpy as np
+from apg_common import RESULTS, save, train_apg
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from jaxclimate._io import atomic_write_text  # noqa: E402
-
-RESULTS = ROOT / "baselines" / "results"
 CONDITIONS = {"paper": ["--env-set", "ignore_albedo_actions=true"], "default": []}
 
 
 def train(env_id: str, condition: str, steps: int, seeds: int, run_dir: Path) -> dict:
-    """One CLI run; its summary's band RMSE per seed and the wall time."""
-    command = [sys.executable, "-m", "jaxclimate.train", "--env", env_id, "--algo", "apg", "--seeds", str(seeds), "--total-timesteps", str(steps)]
-    command += [*CONDITIONS[condition], "--run-dir", str(run_dir), "--quiet", "--no-plots"]
-    start = time.perf_counter()
-    subprocess.run(command, check=True, cwd=ROOT, capture_output=True, text=True)
-    summary = json.loads((run_dir / "summary.json").read_text())
+    """One training run; its evaluation's band RMSE per seed and the wall time."""
+    flags = ["--env", env_id, "--seeds", str(seeds), "--total-timesteps", str(steps), *CONDITIONS[condition]]
+    summary, wall, command = train_apg(flags, run_dir)
     per_seed = np.asarray(summary["band_rmse"]["per_seed"])
     objective = (per_seed**2).sum(1)
     return {
@@ -52,8 +42,8 @@ def train(env_id: str, condition: str, steps: int, seeds: int, run_dir: Path) ->
         "band_rmse_std": per_seed.std(0).tolist(),
         "objective": float(objective.mean()),
         "objective_per_seed": objective.tolist(),
-        "wall_s": round(time.perf_counter() - start, 1),
-        "command": " ".join(["python", *command[1:-4]]),
+        "wall_s": wall,
+        "command": command,
     }
 
 
@@ -122,9 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         "bands": ["90S-60S", "60S-30S", "30S-0", "0-30N", "30N-60N", "60N-90N"],
         "rows": rows,
     }
-    atomic_write_text(args.out, json.dumps(record, indent=1) + "\n")
-    plot(record, Path(args.out).with_suffix(".png"))
-    print(f"wrote {args.out}")
+    save(record, args.out, plot)
     return 0
 
 

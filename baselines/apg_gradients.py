@@ -20,24 +20,17 @@ surrogate, every lever at the middle of its range (``jaxclimate.envs.climate_mit
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from apg_common import RESULTS, save
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from jaxclimate import make  # noqa: E402
-from jaxclimate._io import atomic_write_text  # noqa: E402
-from jaxclimate.algos.apg import APGConfig, make_trainer  # noqa: E402
-from jaxclimate.envs.climate_mitigation import planner as game_planner  # noqa: E402
-from jaxclimate.envs.rice_n import planner as rice_planner  # noqa: E402
-
-RESULTS = ROOT / "baselines" / "results"
+from jaxclimate import make
+from jaxclimate.algos.apg import APGConfig, make_trainer
+from jaxclimate.envs.climate_mitigation import planner as game_planner
+from jaxclimate.envs.rice_n import planner as rice_planner
 
 
 def norm(tree) -> float:
@@ -135,10 +128,7 @@ def main() -> int:
         "jax": jax.__version__,
         "rows": rows,
     }
-    out = RESULTS / "apg_gradients.json"
-    atomic_write_text(out, json.dumps(record, indent=1) + "\n")
-    plot(record, out.with_suffix(".png"))
-    print(f"wrote {out}")
+    save(record, RESULTS / "apg_gradients.json", plot)
     return 0
 
 

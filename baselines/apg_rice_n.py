@@ -19,51 +19,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import jax
 import numpy as np
+from apg_common import RESULTS, save, train_apg
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from jaxclimate._io import atomic_write_text  # noqa: E402
-
-RESULTS = ROOT / "baselines" / "results"
 GAMMA = round(1.015**-5, 6)  # the planner's discount per 5-year activity step, (1 + ρ)^−Δ
 SETTINGS = ["--set", "unroll_length=20", "--set", f"gamma={GAMMA}", "--set", "share_parameters=true"]
 
 
 def train(steps: int, seeds: int, run_dir: Path) -> dict:
-    command = [
-        sys.executable,
-        "-m",
-        "jaxclimate.train",
-        "--env",
-        "rice-n-rates",
-        "--algo",
-        "apg",
-        "--seeds",
-        str(seeds),
-        "--total-timesteps",
-        str(steps),
-        *SETTINGS,
-    ]
-    start = time.perf_counter()
-    subprocess.run([*command, "--run-dir", str(run_dir), "--quiet", "--no-plots"], check=True, cwd=ROOT, capture_output=True, text=True)
-    summary = json.loads((run_dir / "summary.json").read_text())
-    return {
-        "env_steps_per_seed": summary["env_steps_per_seed"],
-        "welfare": summary["welfare"],
-        "index_points": summary["index_points"],
-        "temperature_2100": summary["temperature_2100"],
-        "wall_s": round(time.perf_counter() - start, 1),
-        "command": " ".join(["python", *command[1:]]),
-    }
+    summary, wall, command = train_apg(["--env", "rice-n-rates", "--seeds", str(seeds), "--total-timesteps", str(steps), *SETTINGS], run_dir)
+    keep = ("env_steps_per_seed", "welfare", "index_points", "temperature_2100")
+    return {**{k: summary[k] for k in keep}, "wall_s": wall, "command": command}
 
 
 def reference() -> dict:
@@ -122,9 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         "apg": runs,
         "reference": reference(),
     }
-    atomic_write_text(args.out, json.dumps(record, indent=1) + "\n")
-    plot(record, Path(args.out).with_suffix(".png"))
-    print(f"wrote {args.out}")
+    save(record, args.out, plot)
     return 0
 
 

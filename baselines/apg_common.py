@@ -1,0 +1,35 @@
+"""What the APG result scripts (``baselines/apg_*.py``) share: a training run as a user starts
+it, and the record written with its figure."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from jaxclimate import train  # noqa: E402
+from jaxclimate._io import atomic_write_text  # noqa: E402
+
+RESULTS = ROOT / "baselines" / "results"
+
+
+def train_apg(flags: list[str], run_dir: Path) -> tuple[dict[str, Any], float, str]:
+    """``python -m jaxclimate.train --algo apg FLAGS``, run in this process (``train.run``):
+    its summary, the wall seconds (compilation included) and the command line."""
+    argv = [*flags, "--algo", "apg"]
+    start = time.perf_counter()
+    summary = train.run(train.build_options([*argv, "--run-dir", str(run_dir), "--quiet", "--no-plots"]))
+    return summary, round(time.perf_counter() - start, 1), "python -m jaxclimate.train " + " ".join(argv)
+
+
+def save(record: dict, out: str | Path, plot: Callable[[dict, Path], None] | None = None) -> None:
+    """The record as JSON at ``out`` (atomically) and its figure beside it (``.png``)."""
+    atomic_write_text(out, json.dumps(record, indent=1) + "\n")
+    if plot is not None:
+        plot(record, Path(out).with_suffix(".png"))
+    print(f"wrote {out}")
