@@ -33,6 +33,8 @@ class RunOptions:
         checkpoints (always one at the end).
       reservoir: the climate game's training episodes kept per seed (its consistency replay).
       rollout: the environment's rollout-hook options (``--rollout-set``).
+      uncertainty: train over this named distribution of the environment's parameters (a key
+        of ``env.uncertainties``; each episode draws its own); evaluation stays nominal.
       run_dir: where the run's files go.
       loggers: extra metric loggers (``tensorboard``, ``wandb``); ``wandb_project`` W&B's project.
       resume, quiet, no_plots: this session only (not recorded).
@@ -50,6 +52,7 @@ class RunOptions:
     checkpoint_every: int = 5
     reservoir: int = 2000
     rollout: dict[str, Any] = dataclasses.field(default_factory=dict)
+    uncertainty: str | None = None
     loggers: tuple[str, ...] = ()
     wandb_project: str | None = "jaxclimate"
     resume: bool = False

@@ -66,6 +66,7 @@ from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.base import run_up_to  # noqa: E402
 from jaxclimate.algos.registry import algorithms, get_algorithm  # noqa: E402
 from jaxclimate.core.registry import make, registered_envs  # noqa: E402
+from jaxclimate.core.uncertainty import Randomized, uncertainty_of  # noqa: E402
 from jaxclimate.loggers import MetricsSink, parse_loggers  # noqa: E402
 from jaxclimate.reporting import evaluate_policies, nan_mean, plot_returns, report_for  # noqa: E402
 from jaxclimate.run_options import RunOptions  # noqa: E402
@@ -268,6 +269,11 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--preset", help="named hyper-parameter set of the environment for the algorithm (default: its first)")
     parser.add_argument("--scenario", help="shortcut for --env-set scenario=… (climate-mitigation: i or ii)")
     parser.add_argument("--engine", help="shortcut for --env-set engine=… (climate-mitigation: gru, cicero, ...)")
+    parser.add_argument(
+        "--uncertainty",
+        metavar="NAME",
+        help="train over a distribution of the environment's parameters, one draw per episode (docs/robustness.md; e.g. rice-n: climate, damage, climate-damage)",
+    )
     parser.add_argument("--seeds", type=int, default=1, help="independent seeds trained in one program (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     parser.add_argument("--total-timesteps", type=int, help="env steps per seed")
@@ -364,9 +370,14 @@ def build_options(argv: list[str] | None = None) -> RunOptions:
         if getattr(args, name) is not None:
             env_overrides[name] = getattr(args, name)
     try:
-        env, _ = make(args.env, **env_overrides)
+        env, env_params = make(args.env, **env_overrides)
     except (ValueError, TypeError) as err:
         parser.error(f"--env {args.env}: {err}")
+    if args.uncertainty is not None:
+        try:
+            uncertainty_of(env, args.uncertainty).check(env_params)
+        except ValueError as err:
+            parser.error(f"--uncertainty: {err}")
     if env.uses_host_callback and not args.allow_host_callback:
         advice = f"{env.host_callback_advice}; " if env.host_callback_advice else ""
         parser.error(HOST_CALLBACK_REFUSED.format(env=env.name, advice=advice))
@@ -411,6 +422,7 @@ def build_options(argv: list[str] | None = None) -> RunOptions:
         no_plots=args.no_plots,
         loggers=tuple(loggers),
         wandb_project=args.wandb_project,
+        uncertainty=args.uncertainty,
     )
     try:
         make_run(options)
@@ -489,7 +501,12 @@ def make_run(options: RunOptions) -> tuple[Any, Any, Any, Any]:
     algo = get_algorithm(options.algo)
     config = algo.config_cls(**options.config)
     report = report_for(options.env)
-    trainer = algo.make_trainer(env, env_params, config, report.recorder(env, config, options), report.rollout_hook(env, config, options))
+    train_env = env
+    if options.uncertainty is not None:  # each training episode under its own draw; evaluation stays nominal
+        uncertainty = uncertainty_of(env, options.uncertainty)
+        uncertainty.check(env_params)
+        train_env = Randomized(env, uncertainty)
+    trainer = algo.make_trainer(train_env, env_params, config, report.recorder(env, config, options), report.rollout_hook(env, config, options))
     return env, env_params, config, trainer
 
 

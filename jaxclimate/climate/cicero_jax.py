@@ -78,6 +78,8 @@ CARBON_DEFAULTS = {
     "ml_depth_min": 10.0,
 }
 # --- thermal model defaults (ciceroscm thermal_model/upwelling_diffusion_model.py) -----------
+# the ocean's scalar parameters a run may override with traced values (CiceroJAX.step's ``ocean``)
+OCEAN_PARAMETERS = ("lambda", "akapa", "rlamdo", "beto", "cpi", "W")
 UDM_DEFAULTS = {"threstemp": 7.0, "foan": 0.61, "foas": 0.81, "ebbeta": 0.0, "ocean_efficacy": 1.0}
 SEC_YEAR = 86400 * 365.0
 EMICONC_DEFAULTS = {"qh2o_ch4": 0.091915, "ref_yr": 2010, "qnmvoc": 0.0, "qnh3": 0.0, "qnox": 0.0}
@@ -344,11 +346,19 @@ class CiceroJAX:
                 "ch4_other": c.ch4_lifetime_other,
             }.items()
         }
-        self._udm = self._ocean_constants()
-        self._gam_fro = jnp.asarray([self._udm["gam_fro_n"], self._udm["gam_fro_s"]], self.dtype)
+        self._udm = self._ocean_constants(self.constants.pamset_udm)
 
-    def _ocean_constants(self) -> dict[str, Any]:
-        p = self.constants.pamset_udm
+    def ocean_constants(self, overrides: dict[str, Any] | None) -> dict[str, Any]:
+        """The ocean's coefficients, from the parameter set with ``overrides`` (traced values of
+        :data:`OCEAN_PARAMETERS`, e.g. ``{"lambda": λ}``) in place; the prepared ones if ``None``."""
+        if overrides is None:
+            return self._udm
+        unknown = set(overrides) - set(OCEAN_PARAMETERS)
+        if unknown:
+            raise ValueError(f"CiceroJAX: ocean parameters {sorted(unknown)} cannot be overridden; valid: {OCEAN_PARAMETERS}")
+        return self._ocean_constants({**self.constants.pamset_udm, **overrides})
+
+    def _ocean_constants(self, p: dict[str, Any]) -> dict[str, Any]:
         dt = SEC_YEAR / LDTIME
         c1 = 1.03 * 0.955 * 0.485 * 100.0 * 86400
         dz = np.full(LAYERS, 100.0)
@@ -395,7 +405,8 @@ class CiceroJAX:
         }
         dtmnl3 = dt * beto / (c1 * dz[-1])
         u.update(dtmnl3=dtmnl3, dtmnl1=1.0 - dtmnl3, dtmsl3=fnso * dtmnl3, dtmsl1=1.0 - fnso * dtmnl3)
-        return {k: (jnp.asarray(v, self.dtype) if isinstance(v, np.ndarray) else v) for k, v in u.items()}
+        u["gam_fro"] = jnp.stack([jnp.asarray(u["gam_fro_n"], self.dtype), jnp.asarray(u["gam_fro_s"], self.dtype)])
+        return {k: (jnp.asarray(v, self.dtype) if isinstance(v, (np.ndarray, jax.Array)) else v) for k, v in u.items()}
 
     # -- state ---------------------------------------------------------------------------------
     def zero_state(self) -> CiceroState:
@@ -535,22 +546,21 @@ class CiceroJAX:
         return out
 
     # -- 4. ocean ------------------------------------------------------------------------------
-    def _ocean_matrix(self, wcfac):
+    def _ocean_matrix(self, wcfac, u):
         """The two hemispheres' tridiagonal systems, layers × (NH, SH): (dl, d, du), each (40, 2)."""
-        u = self._udm
         col = lambda v: jnp.broadcast_to(jnp.asarray(v, self.dtype), (2,))[None]  # noqa: E731
         c = jnp.concatenate([col(0.0), col(u["coeff_c1"]), u["coeff_c2"][:, None] - wcfac[None] * u["inv_dz_mid"][:, None]])
         a = jnp.concatenate([(u["coeff_a0"] + wcfac * u["inv_dz1"])[None], jnp.broadcast_to(u["coeff_a_mid"][:, None], (LAYERS - 2, 2)), col(0.0)])
         b = jnp.concatenate(
-            [(1.0 - c[1] + self._gam_fro - wcfac * u["inv_dz0"])[None], 1.0 - a[:-2] - c[2:], (1.0 - a[-2] + wcfac * u["inv_dz_last"])[None]]
+            [(1.0 - c[1] + u["gam_fro"] - wcfac * u["inv_dz0"])[None], 1.0 - a[:-2] - c[2:], (1.0 - a[-2] + wcfac * u["inv_dz_last"])[None]]
         )
         # row r: a[r−1]·x[r−1] + b[r]·x[r] + c[r+1]·x[r+1] (LAPACK gtsv's dl = a[:-1], du = c[1:])
         return jnp.concatenate([col(0.0), a[:-1]]), b, jnp.concatenate([c[1:], col(0.0)])
 
-    def _ocean_year(self, state: CiceroState, fn, fs) -> tuple[CiceroState, dict[str, jax.Array]]:
+    def _ocean_year(self, state: CiceroState, fn, fs, u) -> tuple[CiceroState, dict[str, jax.Array]]:
         """One year of the upwelling–diffusion ocean, both hemispheres at once: temperatures are
         (40 layers, 2) with the NH in column 0, so each elementwise operation serves both."""
-        u, pair = self._udm, lambda n, s_: jnp.stack([jnp.asarray(n, self.dtype), jnp.asarray(s_, self.dtype)])  # noqa: E731
+        pair = lambda n, s_: jnp.stack([jnp.asarray(n, self.dtype), jnp.asarray(s_, self.dtype)])  # noqa: E731
         beto, dtrm2, dtrm3 = pair(u["beto_n"], u["beto_s"]), pair(u["dtrm2n"], u["dtrm2s"]), pair(u["dtrm3n"], u["dtrm3s"])
         deep = jnp.stack([u["deep_n"], u["deep_s"]], axis=1)
         dtml1, dtml3 = pair(u["dtmnl1"], u["dtmsl1"]), pair(u["dtmnl3"], u["dtmsl3"])
@@ -571,7 +581,7 @@ class CiceroJAX:
                     (dtml1 * T[-1] + wcfac * u["cpi"] / u["dzl"] * T[0] + dtml3 * other[-1])[None],
                 ]
             )
-            T = tridiagonal_solve(*self._ocean_matrix(wcfac), rhs, fused=True)
+            T = tridiagonal_solve(*self._ocean_matrix(wcfac, u), rhs, fused=True)
             temp1 = T[0]
             air = (dq + fo * u["rlamdo"] * temp1) / fx
             mixed = fo * temp1 + (1.0 - fo) * air
@@ -595,16 +605,17 @@ class CiceroJAX:
 
     # -- one year, and whole runs -------------------------------------------------------------
     @at_physics_precision
-    def step(self, state: CiceroState, emissions_t: jax.Array) -> tuple[CiceroState, dict[str, jax.Array]]:
+    def step(self, state: CiceroState, emissions_t: jax.Array, ocean: dict[str, Any] | None = None) -> tuple[CiceroState, dict[str, jax.Array]]:
         """Simulate year 1900 + ``state.year_index`` with the controllable emissions
         ``emissions_t`` (5,) (CO2_FF, CO2_AFOLU, CH4, N2O, SO2); returns the new state and the
-        year's outputs (temperatures, concentrations, forcing per component)."""
+        year's outputs (temperatures, concentrations, forcing per component). ``ocean``:
+        overrides of the ocean's parameters (:meth:`ocean_constants`), e.g. a drawn ``lambda``."""
         e = jnp.asarray(emissions_t, self.dtype)
         state = self._carbon_year(state, e[0] + e[1] + self.constants.gas["CO2"]["NAT_EM"])
         state = state._replace(co2_1900=jnp.where(state.year_index == 0, state.x_co2, state.co2_1900))
         state = self._gases_year(state, e[2], e[3])
         forcing = self._forcing(state, e[4])
-        state, temps = self._ocean_year(state, forcing["NH"], forcing["SH"])
+        state, temps = self._ocean_year(state, forcing["NH"], forcing["SH"], self.ocean_constants(ocean))
         out = {**temps, **{f"F_{k}": v for k, v in forcing.items()}, "CO2": state.x_co2, "CH4": state.ch4, "N2O": state.n2o}
         return state._replace(year_index=state.year_index + 1), out
 

@@ -234,9 +234,21 @@ class CiceroJaxEngine:
         """dT_glob_air of the year before ``start_year`` on SSP2-4.5."""
         return self._initial_temperature
 
-    def step(self, state: Any, emissions_t: jax.Array) -> tuple[Any, jax.Array]:  # CiceroJAX.step sets the precision
+    @property
+    def parameters(self) -> dict[str, float]:
+        """The ocean parameters a run may set (``step``'s ``params``) and their nominal values."""
+        from jaxclimate.climate import cicero_jax
+
+        return {k: float(self.model.constants.pamset_udm[k]) for k in cicero_jax.OCEAN_PARAMETERS}
+
+    def step(
+        self, state: Any, emissions_t: jax.Array, params: dict[str, Any] | None = None
+    ) -> tuple[Any, jax.Array]:  # CiceroJAX.step sets the precision
+        """One year; ``params``: values of :attr:`parameters` to use instead of the nominal ones
+        (e.g. a drawn climate-sensitivity parameter ``lambda``, K per W m⁻²). The state at
+        ``start_year`` stays the nominal model's: a draw changes the response from then on."""
         _check_emissions_shape(emissions_t)
-        state, outputs = self.model.step(state, emissions_t)
+        state, outputs = self.model.step(state, emissions_t, params)
         return state, outputs["dT_glob_air"]
 
 

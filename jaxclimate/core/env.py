@@ -70,6 +70,9 @@ class Environment(Generic[StateT, ParamsT]):
     uses_host_callback: bool = False
     #: What to use instead where it does (shown when training on it is refused).
     host_callback_advice: str = ""
+    #: Named distributions over the parameters (:class:`jaxclimate.core.uncertainty.Uncertainty`)
+    #: that ``train --uncertainty NAME`` trains over (docs/robustness.md); none by default.
+    uncertainties: Mapping[str, Any] = {}
 
     @property
     def name(self) -> str:

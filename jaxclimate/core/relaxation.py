@@ -25,6 +25,7 @@ class Relaxation(Environment):
         self._action_space = action_space
         self._observation_space = base.observation_space()
         self.observation = base.observation  # None where observations are not a function of the state
+        self.uncertainties = base.uncertainties  # the same parameters, so the same distributions over them
 
     @property
     def default_params(self) -> Any:

@@ -159,6 +159,9 @@ class MitigationParams(EnvParams):
     emission_scale: Any = EMISSION_SCALE
     deviation_scale: Any = DEVIATION_SCALE
     max_steps: int = HORIZON  # the real horizon: episodes terminate after 35 decisions
+    #: the climate engine's parameters to use instead of its nominal ones (``cicero-jax``:
+    #: ``{"lambda": …}`` and the other ocean parameters), ``None`` for the engine's own
+    engine_params: Any = None
 
     def validate(self) -> None:
         super().validate()
@@ -193,6 +196,11 @@ class MitigationParams(EnvParams):
         check("initial_obs_temperature", self.initial_obs_temperature, low=-10.0, high=10.0)
         check("emission_scale", self.emission_scale, low=0.0, low_inclusive=False)
         check("deviation_scale", self.deviation_scale, low=0.0, low_inclusive=False)
+        if self.engine_params is not None:
+            if not isinstance(self.engine_params, dict):
+                raise ValueError(f"{name}.engine_params must be a dict of engine parameter -> value or None, got {type(self.engine_params).__name__}")
+            for key, value in self.engine_params.items():  # CICERO-SCM's ocean: every one a positive rate or coefficient
+                check(f"engine_params[{key!r}]", value, low=0.0, low_inclusive=False, shape=())
 
     @property
     def num_agents(self) -> int:
@@ -241,6 +249,9 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         self._preset = scenario_preset(scenario)
         self.dtype = dtype = struct.check_env_dtype("ClimateMitigation", dtype)
         self.engine = make_engine(engine)
+        from jaxclimate.envs.climate_mitigation.uncertainty import uncertainties  # it imports this module's params
+
+        self.uncertainties = uncertainties(self.engine)
         self.num_agents = int(self._preset["shares"].shape[0])
         self.agents = {GROUP: self.num_agents}
         self._baseline = {k: jnp.asarray(v, dtype) for k, v in baseline_arrays().items()}
@@ -309,13 +320,24 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         emissions = update_emissions(state.emissions, self._baseline["growth"][t], efforts, params.policy_matrix)
         deviation = state.deviation + emissions - params.shares[:, None] * self._baseline["decisions"][t]  # Eq. 26
         global_emissions = jnp.sum(emissions, axis=0)
-        engine_state, temperature = self.engine.step(state.engine_state, global_emissions)
+        engine_state, temperature = self.engine_step(state.engine_state, global_emissions, params)
         temperature = jnp.asarray(temperature, self.dtype)
         cost = climate_damage(temperature, prevention, params) + policy_cost(efforts, adaptation, params)
         new_state = MitigationState(
             time=t + 1, emissions=emissions, deviation=deviation, prevention=prevention, temperature=temperature, engine_state=engine_state
         )
         return new_state, cost, global_emissions
+
+    def engine_step(self, engine_state: Any, global_emissions: jax.Array, params: MitigationParams) -> tuple[Any, jax.Array]:
+        """The engine's year; with ``params.engine_params`` (e.g. a drawn ``{"lambda": …}``) for
+        an engine that has parameters (``cicero-jax``), refused in one line for one that has none."""
+        if params.engine_params is None:
+            return self.engine.step(engine_state, global_emissions)
+        if not hasattr(self.engine, "parameters"):
+            raise ValueError(
+                f"{self.name}: engine_params {sorted(params.engine_params)} need an engine with parameters (engine='cicero-jax'), not {type(self.engine).__name__}"
+            )
+        return self.engine.step(engine_state, global_emissions, params.engine_params)
 
     def levers(self, actions: jax.Array, params: MitigationParams) -> tuple[jax.Array, jax.Array]:
         """Level indices (N, 4) -> efforts k (N, 3) and adaptation spending p (N,)."""
@@ -334,7 +356,7 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         def year(carry, u):
             E, es, cost = carry
             E = jnp.maximum(E * growth[HORIZON + u], 0.0)
-            es, T = self.engine.step(es, jnp.sum(E, axis=0))
+            es, T = self.engine_step(es, jnp.sum(E, axis=0), params)
             T = jnp.asarray(T, self.dtype)
             cost = cost + climate_damage(T, lookahead_stock(state.prevention, u + 1, params), params)
             return (E, es, cost), (jnp.sum(E, axis=0), T)

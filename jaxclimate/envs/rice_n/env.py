@@ -38,6 +38,7 @@ from jaxclimate.core.factored import FactoredBox, FactoredObs
 from jaxclimate.core.lockstep import lockstep_switch
 from jaxclimate.core.precision import exact_divide
 from jaxclimate.core.spaces import Box, MultiDiscrete
+from jaxclimate.envs.rice_n import uncertainty as rice_uncertainty
 from jaxclimate.envs.rice_n.climate import climate_module
 from jaxclimate.envs.rice_n.dynamics import DiceClimateState, RiceState, activity_step, decode_activity, initial_state
 from jaxclimate.envs.rice_n.params import NUM_LEVELS, NUM_REGIONS, RiceParams, check_regions, load_data, rice_params
@@ -202,6 +203,8 @@ class RiceN(Environment[RiceState, RiceParams]):
         self.dtype = dtype
         self.climate_name = climate if isinstance(climate, str) else type(climate).__name__
         self.climate = climate_module(climate, dtype)
+        # the climate factors read DICE-2016's Φ_T; another module keeps its own parameters
+        self.uncertainties = rice_uncertainty.UNCERTAINTIES if self.climate_name == "dice" else rice_uncertainty.DAMAGE_ONLY
         self.num_activity_steps = int(num_activity_steps)
         self.mask_ignored_heads = bool(mask_ignored_heads)
         self.num_stages = len(self.protocol.stages)
