@@ -88,8 +88,38 @@ EMICONC_DEFAULTS = {"qh2o_ch4": 0.091915, "ref_yr": 2010, "qnmvoc": 0.0, "qnh3":
 AEROSOL_SPLIT, TROP_O3_SPLIT, LANDUSE_SPLIT = 1.47, 1.45, 1.42
 
 
+HEAT_CAPACITY = 1.03 * 0.955 * 0.485 * 100.0 * 86400  # c₁: sea water's heat capacity per metre, in the model's units
+DEEP_LAYER = 100.0  # m: every layer below the mixed one
+
+
+def check_ocean_parameters(pamset_udm: dict, owner: str = "pamset_udm") -> None:
+    """Refuse ocean parameters the port cannot integrate (docs/climate_mitigation.md §7.5): each
+    of ``mixed`` and :data:`OCEAN_PARAMETERS` positive and finite, and the explicit part of the
+    monthly ocean sub-step a non-negative combination of the old temperatures,
+
+        β·Δt/(c₁·min Δz) + π·W·Δt/(yr·Δz₀) ≤ 1
+
+    (interhemispheric exchange β = ``beto`` and upwelling π·W = ``cpi``·``W``; Δt a month, Δz₀
+    the mixed layer ``mixed``): a discrete maximum principle, so the step neither oscillates
+    nor grows. The diffusion and the climate feedback λ are implicit (a tridiagonal solve) and
+    stable for any positive value."""
+    p = {**UDM_DEFAULTS, **cicero.PAMSET_UDM, **pamset_udm}
+    for key in (*OCEAN_PARAMETERS, "mixed"):
+        value = p[key]
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"{owner}[{key!r}] must be positive and finite, got {value!r}")
+    dt = SEC_YEAR / LDTIME
+    explicit = p["beto"] * dt / (HEAT_CAPACITY * min(p["mixed"], DEEP_LAYER)) + p["cpi"] * p["W"] * dt / (SEC_YEAR * p["mixed"])
+    if explicit > 1.0:
+        raise ValueError(
+            f"{owner}: beto·Δt/(c₁·min Δz) + cpi·W·Δt/(yr·mixed) = {explicit:.3g} > 1 (beto {p['beto']:g}, cpi {p['cpi']:g}, W {p['W']:g}, "
+            f"mixed {p['mixed']:g}): the explicit ocean sub-step would oscillate (docs/climate_mitigation.md §7.5)"
+        )
+
+
 def _check_supported(pamset_udm: dict, pamset_emiconc: dict) -> None:
     """The port implements the oracle's configuration; reject what it does not implement."""
+    check_ocean_parameters(pamset_udm)
     for key, value in pamset_udm.items():
         if key == "threstemp" and value == 0:
             raise ValueError("pamset_udm['threstemp'] = 0 (constant upwelling) is not implemented by the JAX port")
@@ -360,8 +390,8 @@ class CiceroJAX:
 
     def _ocean_constants(self, p: dict[str, Any]) -> dict[str, Any]:
         dt = SEC_YEAR / LDTIME
-        c1 = 1.03 * 0.955 * 0.485 * 100.0 * 86400
-        dz = np.full(LAYERS, 100.0)
+        c1 = HEAT_CAPACITY
+        dz = np.full(LAYERS, DEEP_LAYER)
         dz[0] = p["mixed"]
         rlamda = 1.0 / p["lambda"]
         foan, foas, rlamdo, beto = p["foan"], p["foas"], p["rlamdo"], p["beto"]

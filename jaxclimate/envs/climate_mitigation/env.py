@@ -201,6 +201,14 @@ class MitigationParams(EnvParams):
                 raise ValueError(f"{name}.engine_params must be a dict of engine parameter -> value or None, got {type(self.engine_params).__name__}")
             for key, value in self.engine_params.items():  # CICERO-SCM's ocean: every one a positive rate or coefficient
                 check(f"engine_params[{key!r}]", value, low=0.0, low_inclusive=False, shape=())
+            values = {k: struct.concrete_value(v) for k, v in self.engine_params.items()}
+            if all(v is not None and np.ndim(v) == 0 for v in values.values()):  # one set (not a batch): its stability bound
+                from jaxclimate.climate.cicero_jax import OCEAN_PARAMETERS, check_ocean_parameters
+
+                unknown = sorted(set(values) - set(OCEAN_PARAMETERS))
+                if unknown:
+                    raise ValueError(f"{name}.engine_params: {unknown} are not engine parameters; CICERO-SCM in JAX takes {OCEAN_PARAMETERS}")
+                check_ocean_parameters({k: float(v) for k, v in values.items()}, f"{name}.engine_params")
 
     @property
     def num_agents(self) -> int:

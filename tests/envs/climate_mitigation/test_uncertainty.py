@@ -68,3 +68,7 @@ def test_engine_params_are_refused_where_they_cannot_go():
         env.step(jax.random.PRNGKey(0), state, {"countries": LEVERS}, params.replace(engine_params={"lambda": 0.6}))
     with pytest.raises(ValueError, match="engine_params\\['lambda'\\]"):
         params.replace(engine_params={"lambda": -0.6}).validate()
+    with pytest.raises(ValueError, match="the explicit ocean sub-step would oscillate"):
+        params.replace(engine_params={"beto": 400.0}).validate()
+    with pytest.raises(ValueError, match="\\['mixed'\\] are not engine parameters"):
+        params.replace(engine_params={"mixed": 50.0}).validate()
