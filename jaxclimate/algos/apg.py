@@ -1,6 +1,6 @@
 """Analytic policy gradients: a policy trained by backpropagating the return through the
 environment's differentiable dynamics (Brax's APG; Freeman et al. 2021, "Brax"; the
-short-horizon windows are SHAC's, Xu et al. 2022, without its critic).
+short-horizon windows and the optional critic are SHAC's, Xu et al. 2022).
 
 Each agent of the environment's (single) group has a deterministic actor
 ``a = low + (tanh(f_θ(ô)) + 1)/2 · (high − low)`` acting on normalised observations ``ô``
@@ -22,6 +22,14 @@ only, ∂R_i/∂θ_i, the others' actors held fixed (independent learners; one d
 rollout per agent). ``share_parameters``: one actor for the whole group (every agent's
 copy starts equal and receives the summed gradient, so the copies stay equal), acting on each
 agent's own observation.
+
+``critic`` (SHAC's bootstrap): each window's objective adds γ^T·(1 − d_T)·V_φ(s_T)/T, the
+value of the state the window ends in, differentiated through that state into θ. V_φ, one per
+agent, acts on the normalised observation and the episode's progress t/max_steps (a state's
+value depends on the steps left, which observations need not show); after each update it is
+fitted to the window's TD(λ) targets (:func:`td_lambda_targets`, in units of their running
+mean and variance) by ``critic_iterations`` full-batch Adam steps. docs/apg.md §1.1 measures
+when it helps.
 
 Only continuous actions are differentiated: a group whose actions are not a bounded ``Box``
 is refused with one line.
@@ -60,15 +68,22 @@ class APGConfig:
     hidden_size: int = 64
     objective: str = "team"
     share_parameters: bool = False
+    critic: bool = False
+    critic_lr: float = 1e-3
+    td_lambda: float = 0.95
+    critic_iterations: int = 16
 
     def __post_init__(self) -> None:
-        for name in ("total_timesteps", "num_envs", "unroll_length", "hidden_size"):
+        for name in ("total_timesteps", "num_envs", "unroll_length", "hidden_size", "critic_iterations"):
             require(self, is_positive_int(getattr(self, name)), name, "an integer >= 1")
         require(self, self.lr > 0, "lr", "> 0")
         require(self, self.max_grad_norm > 0, "max_grad_norm", "> 0")
         require(self, 0.0 < self.gamma <= 1.0, "gamma", "in (0, 1]")
         require(self, self.objective in OBJECTIVES, "objective", f"one of {OBJECTIVES}")
         require(self, isinstance(self.share_parameters, (bool, np.bool_)), "share_parameters", "a bool")
+        require(self, isinstance(self.critic, (bool, np.bool_)), "critic", "a bool")
+        require(self, self.critic_lr > 0, "critic_lr", "> 0")
+        require(self, 0.0 <= self.td_lambda <= 1.0, "td_lambda", "in [0, 1]")
         require(self, self.total_timesteps >= self.steps_per_update, "total_timesteps", f">= num_envs * unroll_length = {self.steps_per_update}")
 
     @property
@@ -91,6 +106,18 @@ class Actor(nn.Module):
         x = nn.tanh(nn.Dense(self.hidden)(obs))
         x = nn.tanh(nn.Dense(self.hidden)(x))
         return jnp.tanh(nn.Dense(self.act_dim, kernel_init=nn.initializers.variance_scaling(0.01, "fan_in", "truncated_normal"))(x))
+
+
+class Critic(nn.Module):
+    """ô → tanh MLP → one value (in units of the returns' running statistics, see ``ReturnNorm``)."""
+
+    hidden: int
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        x = nn.tanh(nn.Dense(self.hidden)(obs))
+        x = nn.tanh(nn.Dense(self.hidden)(x))
+        return nn.Dense(1)(x)[..., 0]
 
 
 @struct.dataclass
@@ -129,6 +156,9 @@ class APGState:
     obs: jax.Array  # (num_envs, N, obs_dim)
     rng: jax.Array
     update: jax.Array
+    critic: Any = None  # with ``critic``: values stacked over agents, their Adam state, the targets' running statistics
+    critic_opt: Any = None
+    value_norm: Any = None
 
 
 def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollout_hook: Any = None) -> Trainer:
@@ -136,8 +166,9 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
     group, n_agents, space = _check_setup(env, config, recorder, rollout_hook)
     obs_dim, act_dim = env.observation_space(group).shape[0], space.shape[0]
     low, high = jnp.asarray(space.low, jnp.float32), jnp.asarray(space.high, jnp.float32)
-    actor = Actor(act_dim, config.hidden_size)
+    actor, critic = Actor(act_dim, config.hidden_size), Critic(config.hidden_size)
     optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(config.lr))
+    critic_optimizer = optax.adam(config.critic_lr)
     stats_env = EpisodeStatistics(env)
     E, T = config.num_envs, config.unroll_length
     discounts = jnp.asarray(config.gamma ** np.arange(T), jnp.float32)
@@ -147,32 +178,86 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
         unit = jax.vmap(actor.apply, in_axes=(0, 1), out_axes=1)(actors, norm(obs))
         return low + (unit + 1.0) * 0.5 * (high - low)
 
+    def critic_inputs(norm: ObsNorm, obs: jax.Array, progress: jax.Array) -> jax.Array:
+        """(..., N, obs_dim) and the episode's progress t/max_steps (...) → (-1, N, obs_dim + 1):
+        the value of a state depends on the steps left, which observations need not show."""
+        flat = norm(obs).reshape(-1, n_agents, obs_dim)
+        return jnp.concatenate([flat, jnp.broadcast_to(progress.reshape(-1, 1, 1), (flat.shape[0], n_agents, 1))], axis=-1)
+
+    def values_of(critics: Any, norm: ObsNorm, value_norm: ObsNorm, obs: jax.Array, progress: jax.Array) -> jax.Array:
+        """Each agent's value (..., N), in the returns' units."""
+        unit = jax.vmap(critic.apply, in_axes=(0, 1), out_axes=1)(critics, critic_inputs(norm, obs, progress))
+        return (value_norm.mean[:, 0] + jnp.sqrt(value_norm.var[:, 0] + 1e-8) * unit).reshape(obs.shape[:-1])
+
+    def progress_of(env_state: Any, p: Any) -> jax.Array:
+        return env_state.episode_length.astype(jnp.float32) / jnp.asarray(p.max_steps, jnp.float32)
+
     def init(rng: jax.Array, env_params_: Any = None) -> APGState:
         p = env_params if env_params_ is None else env_params_
-        rng, k_env, k_net = jax.random.split(rng, 3)
+        rng, k_env, k_net, k_critic = jax.random.split(rng, 4)
         obs, env_state = jax.vmap(stats_env.reset, in_axes=(0, None))(jax.random.split(k_env, E), p)
-        one = actor.init(k_net, jnp.zeros((obs_dim,)))  # one start for every agent
-        actors = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n_agents, *x.shape)), one)
+        stack = lambda one: jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n_agents, *x.shape)), one)  # noqa: E731  one start for every agent
+        actors = stack(actor.init(k_net, jnp.zeros((obs_dim,))))
         obs = obs[group].astype(jnp.float32)
-        return APGState(
+        state = APGState(
             actors, jax.vmap(optimizer.init)(actors), ObsNorm.create(n_agents, obs_dim).update(obs), env_state, obs, rng, jnp.zeros((), jnp.int32)
         )
+        if not config.critic:
+            return state
+        critics = stack(critic.init(k_critic, jnp.zeros((obs_dim + 1,))))
+        return state.replace(critic=critics, critic_opt=jax.vmap(critic_optimizer.init)(critics), value_norm=ObsNorm.create(n_agents, 1))
 
-    def window(actors: Any, norm: ObsNorm, env_state: Any, obs: jax.Array, key: jax.Array, p: Any):
-        """Roll T steps; per-agent mean discounted reward (N,) and what the metrics need."""
+    def window(actors: Any, state: APGState, start_state: Any, start_obs: jax.Array, key: jax.Array, p: Any):
+        """Roll T steps; the per-agent objective (N,) and what the critic and the metrics need."""
 
         def body(carry, inputs):
             env_state, obs = carry
             key, discount = inputs
-            action = actions_of(actors, norm, obs)
+            action = actions_of(actors, state.norm, obs)
+            before = progress_of(env_state, p)
             next_obs, env_state, rewards, terminated, truncated, info = jax.vmap(stats_env.step, in_axes=(0, 0, 0, None))(
                 jax.random.split(key, E), env_state, {group: action}, p
             )
-            out = (discount * rewards[group], jnp.logical_or(terminated, truncated), info["returned_episode_returns"][group], obs)
-            return (env_state, next_obs[group].astype(jnp.float32)), out
+            next_obs = next_obs[group].astype(jnp.float32)
+            out = (
+                rewards[group],
+                jnp.logical_or(terminated, truncated),
+                info["returned_episode_returns"][group],
+                obs,
+                (next_obs, before, progress_of(env_state, p)),
+            )
+            return (env_state, next_obs), out
 
-        (env_state, obs), (rewards, done, returns, seen) = jax.lax.scan(body, (env_state, obs), (jax.random.split(key, T), discounts))
-        return rewards.mean((0, 1)), (env_state, obs, done, returns, seen)
+        (env_state, obs), (rewards, done, returns, seen, after) = jax.lax.scan(body, (start_state, start_obs), (jax.random.split(key, T), discounts))
+        objective = (discounts[:, None, None] * rewards).mean((0, 1))
+        if config.critic:  # SHAC: the window's end bootstrapped by the critic, differentiated through the final state
+            alive = 1.0 - done[-1].astype(jnp.float32)  # (E,)
+            tail = config.gamma**T * alive[:, None] * values_of(state.critic, state.norm, state.value_norm, obs, progress_of(env_state, p))
+            objective = objective + tail.mean(0) / T
+        return objective, (env_state, obs, done, returns, seen, jax.lax.stop_gradient((rewards, after)))
+
+    def fit_critic(state: APGState, seen: jax.Array, rewards: jax.Array, done: jax.Array, after: jax.Array) -> tuple[APGState, jax.Array]:
+        """TD(λ) targets of the window under the current critic, then ``critic_iterations``
+        full-batch Adam steps on their squared error (in the targets' normalised units)."""
+        after, progress_before, progress_after = after
+        next_values = values_of(state.critic, state.norm, state.value_norm, after, progress_after)  # (T, E, N)
+        targets = td_lambda_targets(rewards, next_values, done, config.gamma, config.td_lambda)
+        value_norm = state.value_norm.update(targets.reshape(-1, n_agents, 1))
+        scaled = (targets - value_norm.mean[:, 0]) / jnp.sqrt(value_norm.var[:, 0] + 1e-8)
+        inputs = critic_inputs(state.norm, seen, progress_before)
+
+        def loss(critics):
+            predicted = jax.vmap(critic.apply, in_axes=(0, 1), out_axes=1)(critics, inputs)
+            return jnp.mean((predicted - scaled.reshape(-1, n_agents)) ** 2)
+
+        def step(carry, _):
+            critics, opt = carry
+            value, grads = jax.value_and_grad(loss)(critics)
+            updates, opt = critic_optimizer.update(grads, opt, critics)
+            return (optax.apply_updates(critics, updates), opt), value
+
+        (critics, opt), losses = jax.lax.scan(step, (state.critic, state.critic_opt), None, config.critic_iterations)
+        return state.replace(critic=critics, critic_opt=opt, value_norm=value_norm), losses[-1]
 
     def update(p):
         def body(state: APGState, _):
@@ -180,26 +265,29 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
             start_state, start_obs = jax.lax.stop_gradient((state.env_state, state.obs))
 
             def loss(actors):
-                per_agent, aux = window(actors, state.norm, start_state, start_obs, key, p)
+                per_agent, aux = window(actors, state, start_state, start_obs, key, p)
                 if config.objective == "team":
                     return -per_agent.sum(), aux
 
                 def own(i):  # agent i's return, differentiated with respect to its own actor only
                     mine = jax.tree_util.tree_map(lambda x: jnp.where(_agent_is(i, x), x, jax.lax.stop_gradient(x)), actors)
-                    return window(mine, state.norm, start_state, start_obs, key, p)[0][i]
+                    return window(mine, state, start_state, start_obs, key, p)[0][i]
 
                 return -jax.vmap(own)(jnp.arange(n_agents)).sum(), aux
 
-            actors = state.actors
-            (value, (env_state, obs, done, returns, seen)), grads = jax.value_and_grad(loss, has_aux=True)(actors)
+            (value, (env_state, obs, done, returns, seen, (rewards, after))), grads = jax.value_and_grad(loss, has_aux=True)(state.actors)
             if config.share_parameters:  # one actor for the group: the gradient of the shared parameters
                 grads = jax.tree_util.tree_map(lambda g: jnp.broadcast_to(g.sum(0, keepdims=True), g.shape), grads)
             grad_norm = jax.vmap(optax.global_norm)(grads)
-            updates, opt_state = jax.vmap(optimizer.update)(grads, state.opt_state, actors)
-            actors = optax.apply_updates(actors, updates)
+            updates, opt_state = jax.vmap(optimizer.update)(grads, state.opt_state, state.actors)
+            metrics = _metrics(done, returns, value, grad_norm)
+            new_state = state.replace(actors=optax.apply_updates(state.actors, updates), opt_state=opt_state)
+            if config.critic:  # fitted under the observation statistics the targets were computed with
+                new_state, critic_loss = fit_critic(new_state, seen, rewards, done, after)
+                metrics["critic_loss"] = jnp.broadcast_to(critic_loss, (n_agents,))
             norm = state.norm.update(seen.reshape(-1, n_agents, obs_dim))
-            new_state = APGState(actors, opt_state, norm, env_state, obs, rng, state.update + 1)
-            return new_state, {group: _metrics(done, returns, value, grad_norm)}
+            new_state = new_state.replace(norm=norm, env_state=env_state, obs=obs, rng=rng, update=state.update + 1)
+            return new_state, {group: metrics}
 
         return body
 
@@ -213,6 +301,20 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
         return {group: actions_of(actors, norm, jnp.asarray(obs[group], jnp.float32))}, carry
 
     return Trainer(init=init, run=run, act=act, config=config, policy=lambda state: (state.actors, state.norm))
+
+
+def td_lambda_targets(rewards: jax.Array, next_values: jax.Array, done: jax.Array, gamma: float, lam: float) -> jax.Array:
+    """TD(λ) returns of a window, (T, E, N): G_t = r_t + γ(1 − d_t)·((1 − λ)·V(s_{t+1}) + λ·G_{t+1}),
+    with G_T = V(s_T) (the window's end is bootstrapped; an episode's end is not)."""
+    continuing = 1.0 - done.astype(rewards.dtype)[..., None]
+
+    def back(following, step):
+        reward, value, cont = step
+        target = reward + gamma * cont * ((1.0 - lam) * value + lam * following)
+        return target, target
+
+    _, targets = jax.lax.scan(back, next_values[-1], (rewards, next_values, continuing), reverse=True)
+    return targets
 
 
 def _agent_is(i: jax.Array, x: jax.Array) -> jax.Array:

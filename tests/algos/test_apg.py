@@ -111,3 +111,28 @@ def test_the_recorded_apg_results_say_what_docs_apg_says():
     assert ref["best_constant"] < by_setting["shared"] < ref["ippo"]
     for row in json.loads((results / "apg_gradients.json").read_text())["rows"].values():
         assert np.isfinite(row["norms"]).all() and max(row["norms"]) < 1e4 * row["norms"][0]
+
+
+def test_td_lambda_targets_are_one_step_td_at_0_and_bootstrapped_returns_at_1():
+    from jaxclimate.algos.apg import td_lambda_targets
+
+    rewards = jnp.asarray([1.0, 2.0, 3.0, 4.0])[:, None, None]
+    values = jnp.asarray([10.0, 20.0, 30.0, 40.0])[:, None, None]  # V(s_{t+1})
+    done = jnp.asarray([False, True, False, False])[:, None]
+    one_step = td_lambda_targets(rewards, values, done, 0.5, 0.0)[:, 0, 0]
+    np.testing.assert_allclose(one_step, [1 + 0.5 * 10, 2.0, 3 + 0.5 * 30, 4 + 0.5 * 40])
+    monte_carlo = td_lambda_targets(rewards, values, done, 0.5, 1.0)[:, 0, 0]
+    np.testing.assert_allclose(monte_carlo, [1 + 0.5 * 2, 2.0, 3 + 0.5 * (4 + 0.5 * 40), 4 + 0.5 * 40])  # the episode's end cuts the sum
+
+
+def test_shacs_critic_fits_its_targets_and_the_actor_still_learns():
+    env, params = make("ebm-v1")
+    config = APGConfig(total_timesteps=40 * 80, num_envs=4, unroll_length=20, critic=True)
+    trainer = make_trainer(env, params, config)
+    state = jax.jit(trainer.init)(jax.random.key(0))
+    state, metrics = jax.jit(trainer.run, static_argnums=1)(state, config.num_updates)
+    critic_loss = np.asarray(metrics["bands"]["critic_loss"])[:, 0]
+    assert critic_loss[-5:].mean() < 0.1 * critic_loss[0], critic_loss  # normalised squared error
+    returns = np.asarray(metrics["bands"]["episode_return"])[:, 0]
+    returns = returns[np.isfinite(returns)]
+    assert returns[-1] > 0.5 * returns[0], returns
