@@ -698,6 +698,58 @@ def apg_gradients() -> str:
     return table(["family", "quantity", "T = 1", "whole episode", "largest", "episode / T = 1"], rows, left=2)
 
 
+def apg_shac() -> str:
+    """apg_shac `rows`: per env and `unroll_length`, the mean over seeds (± std) of each seed's deterministic score
+    without and with the critic (the whole-episode window has no critic row)."""
+    rows, found = [], {}
+    for r in record(BASELINES / "apg_shac.json")["rows"]:
+        found[(r["env"], r["unroll_length"], r["critic"])] = r
+    for (env, window, critic), r in found.items():
+        if critic:
+            continue
+        with_critic = found.get((env, window, True))
+        spread = lambda row: f"{np.mean(row['per_seed']):.6g} ± {np.std(row['per_seed']):.2g}"  # noqa: E731
+        rows.append([env, r["score"], str(window), spread(r), spread(with_critic) if with_critic else "(whole episode)", kilo(r["env_steps_per_seed"])])
+    return table(["environment", "score", "window T", "no critic", "SHAC's critic", "env steps per seed"], rows, left=2)
+
+
+ROBUST_PAGE = ROOT / "docs" / "robustness.md"
+
+
+def robust_distributions() -> str:
+    """apg_robust `cases[].distribution`: per factor its nominal value, distribution (multipliers) and source."""
+    rows, seen = [], set()
+    for case in record(BASELINES / "apg_robust.json")["cases"]:
+        for d in case["distribution"]:
+            if (case["env"], d["factor"]) not in seen:
+                seen.add((case["env"], d["factor"]))
+                rows.append([case["env"], d["factor"], d["nominal"], d["distribution"], d["source"]])
+    return table(["environment", "factor", "nominal", "multiplier of the nominal value", "source"], rows, left=2)
+
+
+def robust_results() -> str:
+    """apg_robust `cases[].rows`: per policy `score_nominal`, `score_mean`, `score_worst_decile` (mean of the lowest
+    10 % of the held-out draws; each the mean over seeds of the per-seed value), `temperature_mean` and
+    `temperature_p90` at the case's `horizon`. Bold: the better of the two APG rows."""
+    rows = []
+    for case in record(BASELINES / "apg_robust.json")["cases"]:
+        apg = case["rows"][:2]
+        best = {k: max(r[k] for r in apg) for k in ("score_nominal", "score_mean", "score_worst_decile")}
+        for r in case["rows"]:
+            cell = lambda k: bold(f"{r[k]:.4g}", r in apg and r[k] == best[k])  # noqa: E731
+            rows.append(
+                [
+                    f"{case['env']} ({case['draws']} draws)",
+                    r["policy"],
+                    cell("score_nominal"),
+                    cell("score_mean"),
+                    cell("score_worst_decile"),
+                    f"{r['temperature_mean']:.2f} K (p90 {r['temperature_p90']:.2f})",
+                ]
+            )
+    return table(["case", "policy", "nominal model", "mean over draws", "worst decile", "ΔT at the horizon"], rows, left=2)
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
@@ -793,8 +845,9 @@ def rendered(text: str) -> dict[str, str]:
 
 #: each page with generated tables -> its generators
 INTERFACES_TABLES = {"jaxmarl-ippo": jaxmarl_ippo}
-APG_TABLES = {"apg-ebm": apg_ebm, "apg-rice-n": apg_rice_n, "apg-climate-game": apg_climate_game, "apg-gradients": apg_gradients}
-PAGES = {PAGE: TABLES, CALIBRATED_PAGE: CALIBRATED_TABLES, INTERFACES_PAGE: INTERFACES_TABLES, APG_PAGE: APG_TABLES}
+APG_TABLES = {"apg-ebm": apg_ebm, "apg-rice-n": apg_rice_n, "apg-climate-game": apg_climate_game, "apg-gradients": apg_gradients, "apg-shac": apg_shac}
+ROBUST_TABLES = {"robust-distributions": robust_distributions, "robust-results": robust_results}
+PAGES = {PAGE: TABLES, CALIBRATED_PAGE: CALIBRATED_TABLES, INTERFACES_PAGE: INTERFACES_TABLES, APG_PAGE: APG_TABLES, ROBUST_PAGE: ROBUST_TABLES}
 
 
 def regenerate(text: str, tables: dict = TABLES) -> str:
