@@ -51,3 +51,28 @@ def test_climate_game_welfare_gradient_matches_finite_differences(x64):
     analytic, numeric = directional(lambda x: game_planner.welfare(env, params, x, 0.999), levers, direction, 1e-5)
     assert abs(analytic) > 1e-6
     np.testing.assert_allclose(analytic, numeric, rtol=1e-5)
+
+
+def test_invest_esg_company_return_gradient_matches_finite_differences(x64):
+    """The companies' summed return over 6 years with respect to their continuous spending
+    (mitigation, greenwashing, resilience in [0, 0.05]), the investors' choices and the climate
+    events held fixed (one key): InvestESG's market, capital and hazard updates."""
+    from jaxclimate import make
+
+    env, params = make("invest-esg", dtype="float64")
+    investors = jnp.ones((3, 5), jnp.int32)
+    spending = jnp.full((6, 5, 3), 0.02, jnp.float64)
+
+    def companies_return(spend):
+        _, state = env.reset(jax.random.key(3), params)
+
+        def year(state, a):
+            _, state, rewards, *_ = env.step(jax.random.key(4), state, {"companies": a, "investors": investors}, params)
+            return state, rewards["companies"].sum()
+
+        return jax.lax.scan(year, state, spend)[1].sum()
+
+    direction = random_like(jax.random.key(2), spending, 0.01)
+    analytic, numeric = directional(companies_return, spending, direction, 1e-6)
+    assert abs(analytic) > 1e-4
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-6)

@@ -253,7 +253,7 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
         def step(carry, _):
             critics, opt = carry
             value, grads = jax.value_and_grad(loss)(critics)
-            updates, opt = critic_optimizer.update(grads, opt, critics)
+            updates, opt = jax.vmap(critic_optimizer.update)(grads, opt, critics)  # each agent's critic its own Adam state
             return (optax.apply_updates(critics, updates), opt), value
 
         (critics, opt), losses = jax.lax.scan(step, (state.critic, state.critic_opt), None, config.critic_iterations)

@@ -136,3 +136,7 @@ def test_shacs_critic_fits_its_targets_and_the_actor_still_learns():
     returns = np.asarray(metrics["bands"]["episode_return"])[:, 0]
     returns = returns[np.isfinite(returns)]
     assert returns[-1] > 0.5 * returns[0], returns
+    several, params = make("ebm-v2-a2")  # one critic per agent, each with its own optimiser state
+    trainer = make_trainer(several, params, APGConfig(total_timesteps=2 * 20, num_envs=2, unroll_length=10, critic=True))
+    _, metrics = jax.jit(trainer.run, static_argnums=1)(trainer.init(jax.random.key(0)), 2)
+    assert np.asarray(metrics["bands"]["critic_loss"]).shape == (2, 2) and np.isfinite(np.asarray(metrics["bands"]["critic_loss"])).all()

@@ -36,6 +36,7 @@ def test_engine_params_reach_cicero_jax():
     assert np.all(warmer[1:] > own[1:])
 
 
+@pytest.mark.slow  # CICERO-SCM in JAX compiled in float64 and differentiated
 def test_the_returns_derivative_in_the_climate_sensitivity_matches_finite_differences(x64):
     env, params = make("climate-mitigation-levers", scenario="ii", engine="cicero-jax", dtype="float64")
     uncertainty = env.uncertainties["climate-damage"]
