@@ -724,7 +724,7 @@ def robust_distributions() -> str:
             if (case["env"], d["factor"]) not in seen:
                 seen.add((case["env"], d["factor"]))
                 rows.append([case["env"], d["factor"], d["nominal"], d["distribution"], d["source"]])
-    return table(["environment", "factor", "nominal", "multiplier of the nominal value", "source"], rows, left=2)
+    return table(["environment", "factor", "nominal", "multiplier of the nominal value", "source"], rows, left=5)
 
 
 def robust_results() -> str:
