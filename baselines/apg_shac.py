@@ -51,7 +51,19 @@ def main(argv: list[str] | None = None) -> int:
                     flags = [*spec["flags"], "--seeds", str(args.seeds), "--total-timesteps", str(spec["steps"]), "--set", f"unroll_length={window}"]
                     summary, wall, command = train_apg([*flags, "--set", f"critic={str(critic).lower()}"], run_dir)
                     values = score(case, run_dir, summary)
-                    rows.append({"env": case, "unroll_length": window, "critic": critic, "score": spec["score"], "per_seed": values, "mean": float(np.mean(values)), "env_steps_per_seed": summary["env_steps_per_seed"], "wall_s": wall, "command": command})
+                    rows.append(
+                        {
+                            "env": case,
+                            "unroll_length": window,
+                            "critic": critic,
+                            "score": spec["score"],
+                            "per_seed": values,
+                            "mean": float(np.mean(values)),
+                            "env_steps_per_seed": summary["env_steps_per_seed"],
+                            "wall_s": wall,
+                            "command": command,
+                        }
+                    )
                     print(f"{case} T={window} critic={critic}: {np.mean(values):.6g} ± {np.std(values):.3g} ({wall:.0f} s)", flush=True)
     record = {
         "what": "APG with short windows, with and without SHAC's critic, against whole-episode windows, same budget",

@@ -709,7 +709,9 @@ def apg_shac() -> str:
             continue
         with_critic = found.get((env, window, True))
         spread = lambda row: f"{np.mean(row['per_seed']):.6g} ± {np.std(row['per_seed']):.2g}"  # noqa: E731
-        rows.append([env, r["score"], str(window), spread(r), spread(with_critic) if with_critic else "(whole episode)", kilo(r["env_steps_per_seed"])])
+        rows.append(
+            [env, r["score"], str(window), spread(r), spread(with_critic) if with_critic else "(whole episode)", kilo(r["env_steps_per_seed"])]
+        )
     return table(["environment", "score", "window T", "no critic", "SHAC's critic", "env steps per seed"], rows, left=2)
 
 
@@ -845,7 +847,13 @@ def rendered(text: str) -> dict[str, str]:
 
 #: each page with generated tables -> its generators
 INTERFACES_TABLES = {"jaxmarl-ippo": jaxmarl_ippo}
-APG_TABLES = {"apg-ebm": apg_ebm, "apg-rice-n": apg_rice_n, "apg-climate-game": apg_climate_game, "apg-gradients": apg_gradients, "apg-shac": apg_shac}
+APG_TABLES = {
+    "apg-ebm": apg_ebm,
+    "apg-rice-n": apg_rice_n,
+    "apg-climate-game": apg_climate_game,
+    "apg-gradients": apg_gradients,
+    "apg-shac": apg_shac,
+}
 ROBUST_TABLES = {"robust-distributions": robust_distributions, "robust-results": robust_results}
 PAGES = {PAGE: TABLES, CALIBRATED_PAGE: CALIBRATED_TABLES, INTERFACES_PAGE: INTERFACES_TABLES, APG_PAGE: APG_TABLES, ROBUST_PAGE: ROBUST_TABLES}
 
