@@ -13,7 +13,10 @@ cost compute without signal. Measured here, per family, at a fixed reference tra
 Families and reference trajectories: ebm-v1 (its reference parameters as the action);
 RICE-N, 27 regions, DICE-2016 climate, every region at savings 0.25 and mitigation 0.1 (the
 planner's relaxation: ``jaxclimate.envs.rice_n.planner``); the climate game (ii), GRU
-surrogate, every lever at the middle of its range (``jaxclimate.envs.climate_mitigation.planner``).
+surrogate, every lever at the middle of its range (``jaxclimate.envs.climate_mitigation.planner``);
+InvestESG, the companies' summed return against their first year's continuous spending
+(mitigation, greenwashing, resilience at 0.02 each), every investor investing in every company
+and the climate events of one key held (its investors' choices are binary, so ``apg`` refuses it).
 
     python baselines/apg_gradients.py        # baselines/results/apg_gradients.{json,png}
 """
@@ -93,6 +96,23 @@ def game_sensitivity(horizons: list[int]) -> list[float]:
     return [norm(jax.jit(jax.grad(lambda f, h=h: first_years(f, h)))(first)) for h in horizons]
 
 
+def invest_esg_sensitivity(horizons: list[int]) -> list[float]:
+    env, params = make("invest-esg")
+    investors = jnp.ones((env.agents["investors"], env.agents["companies"]), jnp.int32)
+    spending = jnp.full((max(horizons), env.agents["companies"], 3), 0.02)
+
+    def first_years(first, horizon):
+        _, state = env.reset(jax.random.key(3), params)
+
+        def year(state, a):
+            _, state, rewards, *_ = env.step(jax.random.key(4), state, {"companies": a, "investors": investors}, params)
+            return state, rewards["companies"].sum()
+
+        return jax.lax.scan(year, state, spending.at[0].set(first)[:horizon])[1].sum()
+
+    return [norm(jax.jit(jax.grad(lambda f, h=h: first_years(f, h)))(spending[0])) for h in horizons]
+
+
 def plot(record: dict, path: Path) -> None:
     import matplotlib
 
@@ -120,6 +140,8 @@ def main() -> int:
     rows["rice-n sensitivity"] = {"horizons": rice_h, "norms": rice_sensitivity(rice_h), "unit": "‖∂W_T/∂(s_0, μ_0)‖"}
     game_h = [1, 2, 5, 10, 20, 35]
     rows["climate game (ii) sensitivity"] = {"horizons": game_h, "norms": game_sensitivity(game_h), "unit": "‖∂R_T/∂levers_0‖"}
+    esg_h = [1, 2, 5, 10, 20, 50, 100]
+    rows["invest-esg sensitivity"] = {"horizons": esg_h, "norms": invest_esg_sensitivity(esg_h), "unit": "‖∂R_T/∂spending_0‖ (companies)"}
     for name, row in rows.items():
         print(name, [f"{v:.3g}" for v in row["norms"]])
     record = {
