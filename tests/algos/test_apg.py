@@ -85,7 +85,8 @@ def test_the_recorded_apg_results_say_what_docs_apg_says():
     steps every environment and condition is below every DDPG/TD3 row's Σ band² but above the
     calibrated static column's; on RICE-N the closed loop lies between business as usual and
     the open-loop planner (which it cannot exceed); in the climate game one actor per country
-    passes IPPO and a shared one does not; no family's gradient explodes."""
+    passes IPPO and a shared one does not; the EBM's, RICE-N's and the game's gradients stay
+    within 1,000× their one-step value over the episode while InvestESG's compounds past 100×."""
     import importlib.util
     import json
     from pathlib import Path
@@ -109,8 +110,9 @@ def test_the_recorded_apg_results_say_what_docs_apg_says():
     ref = {k: v["total_return"] for k, v in game["reference"].items()}
     assert ref["ippo"] < by_setting["per country"] <= ref["planner"] + 1e-3  # past IPPO, short of the planner
     assert ref["best_constant"] < by_setting["shared"] < ref["ippo"]
-    for row in json.loads((results / "apg_gradients.json").read_text())["rows"].values():
-        assert np.isfinite(row["norms"]).all() and max(row["norms"]) < 1e4 * row["norms"][0]
+    for name, row in json.loads((results / "apg_gradients.json").read_text())["rows"].items():
+        growth = max(row["norms"]) / row["norms"][0]
+        assert np.isfinite(row["norms"]).all() and (growth > 100 if name.startswith("invest-esg") else growth < 1e3), (name, growth)
 
 
 def test_td_lambda_targets_are_one_step_td_at_0_and_bootstrapped_returns_at_1():
