@@ -179,21 +179,30 @@ def run_case(name: str, case: Case, steps: int, seeds: int, draws: int, tmp: Pat
 
 
 def plot(record: dict, path: Path) -> None:
+    """Top: each policy's score over the held-out draws (ECDF). Bottom: per draw, each policy's
+    score minus the nominal-trained APG's (seeds averaged), where the game's differences show."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     cases = record["cases"]
-    fig, axes = plt.subplots(1, len(cases), figsize=(5 * len(cases), 3.8), squeeze=False)
-    for ax, case in zip(axes[0], cases):
-        for row in case["rows"]:
-            scores = np.sort(np.mean(np.asarray(row["scores"]), axis=0))
-            ax.plot(scores, np.arange(1, len(scores) + 1) / len(scores), label=row["policy"])
-        ax.axhline(0.1, color="grey", lw=0.8, ls=":")
-        ax.set(xlabel=case["score"], ylabel="share of held-out draws ≤ x", title=f"{case['env']} over {case['uncertainty']} ({case['draws']} draws)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+    fig, axes = plt.subplots(2, len(cases), figsize=(5.5 * len(cases), 7), squeeze=False)
+    for column, case in enumerate(cases):
+        per_draw = {row["policy"]: np.mean(np.asarray(row["scores"]), axis=0) for row in case["rows"]}
+        reference = per_draw[case["rows"][0]["policy"]]
+        share = np.arange(1, len(reference) + 1) / len(reference)
+        for colour, (label, scores) in zip(plt.rcParams["axes.prop_cycle"].by_key()["color"], per_draw.items()):
+            axes[0, column].plot(np.sort(scores), share, color=colour, label=label)
+            if label != case["rows"][0]["policy"] and label != "business as usual":
+                axes[1, column].plot(np.sort(scores - reference), share, color=colour, label=label)
+        axes[0, column].axhline(0.1, color="grey", lw=0.8, ls=":")
+        axes[0, column].set(xlabel=case["score"], ylabel="share of draws ≤ x", title=f"{case['env']}, {case['draws']} held-out draws")
+        axes[1, column].axvline(0.0, color="grey", lw=0.8)
+        axes[1, column].set(xlabel="difference to APG (nominal model), per draw", ylabel="share of draws ≤ x")
+        for ax in axes[:, column]:
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
