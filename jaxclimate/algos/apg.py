@@ -166,9 +166,9 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
     group, n_agents, space = _check_setup(env, config, recorder, rollout_hook)
     obs_dim, act_dim = env.observation_space(group).shape[0], space.shape[0]
     low, high = jnp.asarray(space.low, jnp.float32), jnp.asarray(space.high, jnp.float32)
-    actor, critic = Actor(act_dim, config.hidden_size), Critic(config.hidden_size)
+    actor = Actor(act_dim, config.hidden_size)
     optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(config.lr))
-    critic_optimizer = optax.adam(config.critic_lr)
+    shac = ShacCritic(n_agents, obs_dim, config) if config.critic else None
     stats_env = EpisodeStatistics(env)
     E, T = config.num_envs, config.unroll_length
     discounts = jnp.asarray(config.gamma ** np.arange(T), jnp.float32)
@@ -178,34 +178,16 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
         unit = jax.vmap(actor.apply, in_axes=(0, 1), out_axes=1)(actors, norm(obs))
         return low + (unit + 1.0) * 0.5 * (high - low)
 
-    def critic_inputs(norm: ObsNorm, obs: jax.Array, progress: jax.Array) -> jax.Array:
-        """(..., N, obs_dim) and the episode's progress t/max_steps (...) → (-1, N, obs_dim + 1):
-        the value of a state depends on the steps left, which observations need not show."""
-        flat = norm(obs).reshape(-1, n_agents, obs_dim)
-        return jnp.concatenate([flat, jnp.broadcast_to(progress.reshape(-1, 1, 1), (flat.shape[0], n_agents, 1))], axis=-1)
-
-    def values_of(critics: Any, norm: ObsNorm, value_norm: ObsNorm, obs: jax.Array, progress: jax.Array) -> jax.Array:
-        """Each agent's value (..., N), in the returns' units."""
-        unit = jax.vmap(critic.apply, in_axes=(0, 1), out_axes=1)(critics, critic_inputs(norm, obs, progress))
-        return (value_norm.mean[:, 0] + jnp.sqrt(value_norm.var[:, 0] + 1e-8) * unit).reshape(obs.shape[:-1])
-
-    def progress_of(env_state: Any, p: Any) -> jax.Array:
-        return env_state.episode_length.astype(jnp.float32) / jnp.asarray(p.max_steps, jnp.float32)
-
     def init(rng: jax.Array, env_params_: Any = None) -> APGState:
         p = env_params if env_params_ is None else env_params_
         rng, k_env, k_net, k_critic = jax.random.split(rng, 4)
         obs, env_state = jax.vmap(stats_env.reset, in_axes=(0, None))(jax.random.split(k_env, E), p)
-        stack = lambda one: jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n_agents, *x.shape)), one)  # noqa: E731  one start for every agent
-        actors = stack(actor.init(k_net, jnp.zeros((obs_dim,))))
+        actors = _stack(actor.init(k_net, jnp.zeros((obs_dim,))), n_agents)  # one start for every agent
         obs = obs[group].astype(jnp.float32)
         state = APGState(
             actors, jax.vmap(optimizer.init)(actors), ObsNorm.create(n_agents, obs_dim).update(obs), env_state, obs, rng, jnp.zeros((), jnp.int32)
         )
-        if not config.critic:
-            return state
-        critics = stack(critic.init(k_critic, jnp.zeros((obs_dim + 1,))))
-        return state.replace(critic=critics, critic_opt=jax.vmap(critic_optimizer.init)(critics), value_norm=ObsNorm.create(n_agents, 1))
+        return state if shac is None else state.replace(**shac.init(k_critic))
 
     def window(actors: Any, state: APGState, start_state: Any, start_obs: jax.Array, key: jax.Array, p: Any):
         """Roll T steps; the per-agent objective (N,) and what the critic and the metrics need."""
@@ -214,7 +196,7 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
             env_state, obs = carry
             key, discount = inputs
             action = actions_of(actors, state.norm, obs)
-            before = progress_of(env_state, p)
+            before = _progress(env_state, p)
             next_obs, env_state, rewards, terminated, truncated, info = jax.vmap(stats_env.step, in_axes=(0, 0, 0, None))(
                 jax.random.split(key, E), env_state, {group: action}, p
             )
@@ -224,40 +206,17 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
                 jnp.logical_or(terminated, truncated),
                 info["returned_episode_returns"][group],
                 obs,
-                (next_obs, before, progress_of(env_state, p)),
+                (next_obs, before, _progress(env_state, p)),
             )
             return (env_state, next_obs), out
 
         (env_state, obs), (rewards, done, returns, seen, after) = jax.lax.scan(body, (start_state, start_obs), (jax.random.split(key, T), discounts))
         objective = (discounts[:, None, None] * rewards).mean((0, 1))
-        if config.critic:  # SHAC: the window's end bootstrapped by the critic, differentiated through the final state
+        if shac is not None:  # SHAC: the window's end bootstrapped by the critic, differentiated through the final state
             alive = 1.0 - done[-1].astype(jnp.float32)  # (E,)
-            tail = config.gamma**T * alive[:, None] * values_of(state.critic, state.norm, state.value_norm, obs, progress_of(env_state, p))
+            tail = config.gamma**T * alive[:, None] * shac.values(state, obs, _progress(env_state, p))
             objective = objective + tail.mean(0) / T
         return objective, (env_state, obs, done, returns, seen, jax.lax.stop_gradient((rewards, after)))
-
-    def fit_critic(state: APGState, seen: jax.Array, rewards: jax.Array, done: jax.Array, after: jax.Array) -> tuple[APGState, jax.Array]:
-        """TD(λ) targets of the window under the current critic, then ``critic_iterations``
-        full-batch Adam steps on their squared error (in the targets' normalised units)."""
-        after, progress_before, progress_after = after
-        next_values = values_of(state.critic, state.norm, state.value_norm, after, progress_after)  # (T, E, N)
-        targets = td_lambda_targets(rewards, next_values, done, config.gamma, config.td_lambda)
-        value_norm = state.value_norm.update(targets.reshape(-1, n_agents, 1))
-        scaled = (targets - value_norm.mean[:, 0]) / jnp.sqrt(value_norm.var[:, 0] + 1e-8)
-        inputs = critic_inputs(state.norm, seen, progress_before)
-
-        def loss(critics):
-            predicted = jax.vmap(critic.apply, in_axes=(0, 1), out_axes=1)(critics, inputs)
-            return jnp.mean((predicted - scaled.reshape(-1, n_agents)) ** 2)
-
-        def step(carry, _):
-            critics, opt = carry
-            value, grads = jax.value_and_grad(loss)(critics)
-            updates, opt = jax.vmap(critic_optimizer.update)(grads, opt, critics)  # each agent's critic its own Adam state
-            return (optax.apply_updates(critics, updates), opt), value
-
-        (critics, opt), losses = jax.lax.scan(step, (state.critic, state.critic_opt), None, config.critic_iterations)
-        return state.replace(critic=critics, critic_opt=opt, value_norm=value_norm), losses[-1]
 
     def update(p):
         def body(state: APGState, _):
@@ -282,8 +241,8 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
             updates, opt_state = jax.vmap(optimizer.update)(grads, state.opt_state, state.actors)
             metrics = _metrics(done, returns, value, grad_norm)
             new_state = state.replace(actors=optax.apply_updates(state.actors, updates), opt_state=opt_state)
-            if config.critic:  # fitted under the observation statistics the targets were computed with
-                new_state, critic_loss = fit_critic(new_state, seen, rewards, done, after)
+            if shac is not None:  # fitted under the observation statistics the targets were computed with
+                new_state, critic_loss = shac.fit(new_state, seen, rewards, done, after)
                 metrics["critic_loss"] = jnp.broadcast_to(critic_loss, (n_agents,))
             norm = state.norm.update(seen.reshape(-1, n_agents, obs_dim))
             new_state = new_state.replace(norm=norm, env_state=env_state, obs=obs, rng=rng, update=state.update + 1)
@@ -301,6 +260,73 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
         return {group: actions_of(actors, norm, jnp.asarray(obs[group], jnp.float32))}, carry
 
     return Trainer(init=init, run=run, act=act, config=config, policy=lambda state: (state.actors, state.norm))
+
+
+@dataclasses.dataclass(frozen=True)
+class ShacCritic:
+    """SHAC's value bootstrap for ``n_agents`` actors (see the module docstring): one value
+    network per agent on the normalised observation and the episode's progress, its Adam state,
+    and the running statistics of its targets, all carried in :class:`APGState`."""
+
+    n_agents: int
+    obs_dim: int
+    config: APGConfig
+
+    @property
+    def network(self) -> Critic:
+        return Critic(self.config.hidden_size)
+
+    @property
+    def optimizer(self) -> optax.GradientTransformation:
+        return optax.adam(self.config.critic_lr)
+
+    def init(self, key: jax.Array) -> dict[str, Any]:
+        """The :class:`APGState` fields of a fresh critic."""
+        critics = _stack(self.network.init(key, jnp.zeros((self.obs_dim + 1,))), self.n_agents)
+        return {"critic": critics, "critic_opt": jax.vmap(self.optimizer.init)(critics), "value_norm": ObsNorm.create(self.n_agents, 1)}
+
+    def inputs(self, norm: ObsNorm, obs: jax.Array, progress: jax.Array) -> jax.Array:
+        """(..., N, obs_dim) and the episode's progress t/max_steps (...) → (-1, N, obs_dim + 1):
+        the value of a state depends on the steps left, which observations need not show."""
+        flat = norm(obs).reshape(-1, self.n_agents, self.obs_dim)
+        return jnp.concatenate([flat, jnp.broadcast_to(progress.reshape(-1, 1, 1), (flat.shape[0], self.n_agents, 1))], axis=-1)
+
+    def values(self, state: APGState, obs: jax.Array, progress: jax.Array) -> jax.Array:
+        """Each agent's value (..., N), in the returns' units."""
+        unit = jax.vmap(self.network.apply, in_axes=(0, 1), out_axes=1)(state.critic, self.inputs(state.norm, obs, progress))
+        return (state.value_norm.mean[:, 0] + jnp.sqrt(state.value_norm.var[:, 0] + 1e-8) * unit).reshape(obs.shape[:-1])
+
+    def fit(self, state: APGState, seen: jax.Array, rewards: jax.Array, done: jax.Array, after: Any) -> tuple[APGState, jax.Array]:
+        """TD(λ) targets of the window under the current critic, then ``critic_iterations``
+        full-batch Adam steps on their squared error (in the targets' normalised units)."""
+        config, n = self.config, self.n_agents
+        after, progress_before, progress_after = after
+        targets = td_lambda_targets(rewards, self.values(state, after, progress_after), done, config.gamma, config.td_lambda)
+        value_norm = state.value_norm.update(targets.reshape(-1, n, 1))
+        scaled = ((targets - value_norm.mean[:, 0]) / jnp.sqrt(value_norm.var[:, 0] + 1e-8)).reshape(-1, n)
+        inputs = self.inputs(state.norm, seen, progress_before)
+
+        def loss(critics):
+            return jnp.mean((jax.vmap(self.network.apply, in_axes=(0, 1), out_axes=1)(critics, inputs) - scaled) ** 2)
+
+        def step(carry, _):
+            critics, opt = carry
+            value, grads = jax.value_and_grad(loss)(critics)
+            updates, opt = jax.vmap(self.optimizer.update)(grads, opt, critics)  # each agent's critic its own Adam state
+            return (optax.apply_updates(critics, updates), opt), value
+
+        (critics, opt), losses = jax.lax.scan(step, (state.critic, state.critic_opt), None, config.critic_iterations)
+        return state.replace(critic=critics, critic_opt=opt, value_norm=value_norm), losses[-1]
+
+
+def _stack(tree: Any, n: int) -> Any:
+    """``tree`` repeated on a new leading axis of ``n`` (one copy per agent)."""
+    return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n, *x.shape)), tree)
+
+
+def _progress(env_state: Any, params: Any) -> jax.Array:
+    """The episode's progress t/max_steps of each environment."""
+    return env_state.episode_length.astype(jnp.float32) / jnp.asarray(params.max_steps, jnp.float32)
 
 
 def td_lambda_targets(rewards: jax.Array, next_values: jax.Array, done: jax.Array, gamma: float, lam: float) -> jax.Array:
