@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
-import jax
 import numpy as np
-from apg_common import RESULTS, save, train_apg
+from apg_common import RESULTS, provenance, save, train_apg
 
 from jaxclimate import load_policy
 
@@ -65,10 +63,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
     record = {
         "what": "APG on climate-mitigation-levers (ii), GRU surrogate: undiscounted summed return of deterministic episodes against the planner, IPPO and the constant policies",
-        "command": "python baselines/apg_climate_game.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        **provenance("apg_climate_game.py", argv),
         "seeds": args.seeds,
-        "device": jax.devices()[0].device_kind,
-        "jax": jax.__version__,
         "apg": runs,
         "reference": ref,
     }

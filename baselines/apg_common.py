@@ -27,6 +27,29 @@ def train_apg(flags: list[str], run_dir: Path) -> tuple[dict[str, Any], float, s
     return summary, round(time.perf_counter() - start, 1), "python -m jaxclimate.train " + " ".join(argv)
 
 
+def provenance(script: str, argv: list[str] | None) -> dict[str, str]:
+    """What every record says of where it came from: the command that wrote it (``argv``, or
+    this process's arguments), the device and the jax version."""
+    import jax
+
+    args = sys.argv[1:] if argv is None else argv
+    return {"command": f"python baselines/{script} " + " ".join(args), "device": jax.devices()[0].device_kind, "jax": jax.__version__}
+
+
+def finish_figure(fig: Any, path: Path, axes: Any, legend: bool = True) -> None:
+    """A light grid (and small legends) on ``axes``, then the figure at ``path`` (120 dpi), closed."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    for ax in np.ravel(axes):
+        ax.grid(alpha=0.3)
+        if legend:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def save(record: dict, out: str | Path, plot: Callable[[dict, Path], None] | None = None) -> None:
     """The record as JSON at ``out`` (atomically) and its figure beside it (``.png``)."""
     atomic_write_text(out, json.dumps(record, indent=1) + "\n")

@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
-import jax
 import numpy as np
-from apg_common import RESULTS, save, train_apg
+from apg_common import RESULTS, finish_figure, provenance, save, train_apg
 
 CONDITIONS = {"paper": ["--env-set", "ignore_albedo_actions=true"], "default": []}
 
@@ -77,12 +75,9 @@ def plot(record: dict, path: Path) -> None:
         for algo, learned in row["reference"]["learned"].items():
             ax.scatter([row["reference"]["learned_env_steps_per_seed"]], [learned["objective"]], marker="x", s=50, label=f"best {algo.upper()} row")
         ax.set(xscale="log", yscale="log", xlabel="env steps per seed", title=key)
-        ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("Σ band² (°C²)")
     axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish_figure(fig, path, axes, legend=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,10 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                 rows[key] = {"env": env_id, "condition": condition, "apg": runs, "reference": reference(env_id, condition)}
     record = {
         "what": "APG (python -m jaxclimate.train --algo apg, APGConfig defaults) on the EBM: areaWRMSE per band of one deterministic episode per seed, against the calibrated static column and the best DDPG/TD3 rows",
-        "command": "python baselines/apg_ebm.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        **provenance("apg_ebm.py", argv),
         "seeds": args.seeds,
-        "device": jax.devices()[0].device_kind,
-        "jax": jax.__version__,
         "bands": ["90S-60S", "60S-30S", "30S-0", "0-30N", "30N-60N", "60N-90N"],
         "rows": rows,
     }

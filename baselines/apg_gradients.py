@@ -28,7 +28,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-from apg_common import RESULTS, save
+from apg_common import RESULTS, finish_figure, provenance, save
 
 from jaxclimate import make
 from jaxclimate.algos.apg import APGConfig, make_trainer
@@ -124,11 +124,7 @@ def plot(record: dict, path: Path) -> None:
         values = np.asarray(row["norms"]) / row["norms"][0]
         ax.plot(row["horizons"], values, "o-", label=f"{name} ({row['unit']})")
     ax.set(xscale="log", yscale="log", xlabel="horizon T (steps)", ylabel="gradient norm / its value at T = 1")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish_figure(fig, path, ax)
 
 
 def main() -> int:
@@ -146,8 +142,7 @@ def main() -> int:
         print(name, [f"{v:.3g}" for v in row["norms"]])
     record = {
         "what": "gradient norms against the horizon T, per family (baselines/apg_gradients.py docstring)",
-        "device": jax.devices()[0].device_kind,
-        "jax": jax.__version__,
+        **provenance("apg_gradients.py", []),
         "rows": rows,
     }
     save(record, RESULTS / "apg_gradients.json", plot)

@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
-import jax
 import numpy as np
-from apg_common import RESULTS, save, train_apg
+from apg_common import RESULTS, finish_figure, provenance, save, train_apg
 
 GAMMA = round(1.015**-5, 6)  # the planner's discount per 5-year activity step, (1 + ρ)^−Δ
 SETTINGS = ["--set", "unroll_length=20", "--set", f"gamma={GAMMA}", "--set", "share_parameters=true"]
@@ -62,12 +60,7 @@ def plot(record: dict, path: Path) -> None:
     last = np.asarray(record["apg"][-1]["index_points"])
     right.scatter(last[:, 0], last[:, 1], label=f"APG, {steps[-1]:,} steps")
     right.set(xlabel="climate index", ylabel="economic index", title="index plane")
-    for ax in (left, right):
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish_figure(fig, path, (left, right))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,10 +79,8 @@ def main(argv: list[str] | None = None) -> int:
             )
     record = {
         "what": "APG on rice-n-rates (closed loop, one shared actor, team objective, γ = 1.015^-5 per step) against the open-loop planner, DICE-2016",
-        "command": "python baselines/apg_rice_n.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        **provenance("apg_rice_n.py", argv),
         "seeds": args.seeds,
-        "device": jax.devices()[0].device_kind,
-        "jax": jax.__version__,
         "apg": runs,
         "reference": reference(),
     }

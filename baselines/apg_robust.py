@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -29,7 +28,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
-from apg_common import RESULTS, save, train_apg
+from apg_common import RESULTS, finish_figure, provenance, save, train_apg
 
 from jaxclimate import load_policy, make
 from jaxclimate.envs.climate_mitigation import planner as game_planner
@@ -200,12 +199,7 @@ def plot(record: dict, path: Path) -> None:
         axes[0, column].set(xlabel=case["score"], ylabel="share of draws ≤ x", title=f"{case['env']}, {case['draws']} held-out draws")
         axes[1, column].axvline(0.0, color="grey", lw=0.8)
         axes[1, column].set(xlabel="difference to APG (nominal model), per draw", ylabel="share of draws ≤ x")
-        for ax in axes[:, column]:
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish_figure(fig, path, axes)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,11 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         cases = [run_case(name, CASES[name], args.steps or CASES[name].steps, args.seeds, args.draws, Path(tmp)) for name in args.cases]
     record = {
         "what": "APG trained on the nominal model vs over the distribution (--uncertainty climate-damage), scored on held-out draws",
-        "command": "python baselines/apg_robust.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        **provenance("apg_robust.py", argv),
         "seeds": args.seeds,
         "held_out_key": HELD_OUT_KEY,
-        "device": jax.devices()[0].device_kind,
-        "jax": jax.__version__,
         "cases": cases,
     }
     save(record, args.out, plot)

@@ -12,13 +12,11 @@ episode: the summed return for the EBM, global discounted welfare W for RICE-N.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
-import jax
 import numpy as np
-from apg_common import RESULTS, save, train_apg
+from apg_common import RESULTS, provenance, save, train_apg
 
 from jaxclimate import load_policy
 
@@ -67,10 +65,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{case} T={window} critic={critic}: {np.mean(values):.6g} ± {np.std(values):.3g} ({wall:.0f} s)", flush=True)
     record = {
         "what": "APG with short windows, with and without SHAC's critic, against whole-episode windows, same budget",
-        "command": "python baselines/apg_shac.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        **provenance("apg_shac.py", argv),
         "seeds": args.seeds,
-        "device": jax.devices()[0].device_kind,
-        "jax": jax.__version__,
         "rows": rows,
     }
     save(record, args.out)
