@@ -2,6 +2,10 @@
 through the dynamics agree with finite differences, the learner learns, and what it cannot
 differentiate is refused in one line."""
 
+import importlib.util
+import json
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,6 +15,16 @@ from jaxclimate import make
 from jaxclimate.algos.apg import APGConfig, make_trainer
 from jaxclimate.algos.registry import get_algorithm
 from jaxclimate.envs.ebm import EBMEnv
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _table_generator():
+    """docs/generate_tables.py as a module (the docs' tables and the records they come from)."""
+    spec = importlib.util.spec_from_file_location("generate_tables", ROOT / "docs" / "generate_tables.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    return generator
 
 
 def test_ebm_return_gradient_matches_central_finite_differences(x64):
@@ -87,16 +101,9 @@ def test_the_recorded_apg_results_say_what_docs_apg_says():
     the open-loop planner (which it cannot exceed); in the climate game one actor per country
     passes IPPO and a shared one does not; the EBM's, RICE-N's and the game's gradients stay
     within 1,000× their one-step value over the episode while InvestESG's compounds past 100×."""
-    import importlib.util
-    import json
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("generate_tables", root / "docs" / "generate_tables.py")
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = _table_generator()
     assert not generator.stale(generator.APG_PAGE.read_text(), generator.APG_TABLES), "run python docs/generate_tables.py"
-    results = root / "baselines" / "results"
+    results = ROOT / "baselines" / "results"
     for row in json.loads((results / "apg_ebm.json").read_text())["rows"].values():
         at_160k = next(r for r in row["apg"] if r["env_steps_per_seed"] == 160_000)["objective"]
         assert at_160k < min(v["objective"] for v in row["reference"]["learned"].values())
@@ -150,16 +157,9 @@ def test_the_recorded_robustness_and_critic_results_say_what_the_docs_say():
     decile in every seed; on RICE-N two of three seeds agree within 0.1 W; the nominal open-loop
     planner is the best policy over the draws and business as usual the worst; SHAC's critic
     helps no window it was tried with."""
-    import importlib.util
-    import json
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("generate_tables", root / "docs" / "generate_tables.py")
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = _table_generator()
     assert not generator.stale(generator.ROBUST_PAGE.read_text(), generator.ROBUST_TABLES), "run python docs/generate_tables.py"
-    results = root / "baselines" / "results"
+    results = ROOT / "baselines" / "results"
     cases = {c["case"]: c for c in json.loads((results / "apg_robust.json").read_text())["cases"]}
     for case in cases.values():
         rows = {r["policy"]: r for r in case["rows"]}
