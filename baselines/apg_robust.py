@@ -96,7 +96,7 @@ def play(env, case: Case, batch_params: Any, act: Callable[[dict, int], jax.Arra
     """Score and horizon temperature of one episode per draw (leading axis of ``batch_params``):
     ``act(obs, t)`` -> (draws, N, A). No auto-reset: the episode's own steps."""
     group = next(iter(env.agents))
-    steps = int(env.default_params.max_steps) if case.env_id == "climate-mitigation-levers" else env.episode_length
+    steps = int(env.default_params.max_steps)  # both environments' episode length
 
     @jax.jit
     def run(batch):

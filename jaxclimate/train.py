@@ -503,9 +503,7 @@ def make_run(options: RunOptions) -> tuple[Any, Any, Any, Any]:
     report = report_for(options.env)
     train_env = env
     if options.uncertainty is not None:  # each training episode under its own draw; evaluation stays nominal
-        uncertainty = uncertainty_of(env, options.uncertainty)
-        uncertainty.check(env_params)
-        train_env = Randomized(env, uncertainty)
+        train_env = Randomized(env, uncertainty_of(env, options.uncertainty), env_params)
     trainer = algo.make_trainer(train_env, env_params, config, report.recorder(env, config, options), report.rollout_hook(env, config, options))
     return env, env_params, config, trainer
 

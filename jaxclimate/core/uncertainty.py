@@ -147,10 +147,12 @@ class Randomized(Environment):
     (around the parameters ``reset`` is given). Observations, actions, rewards and agents are
     the base's; so a policy trained on it runs on the base environment as it is."""
 
-    def __init__(self, base: Environment, uncertainty: Uncertainty):
+    def __init__(self, base: Environment, uncertainty: Uncertainty, params: Any = None):
+        """``params``: the parameters the draws will be made around (checked to stay valid;
+        default the base's own)."""
         self.base = base
         self.uncertainty = uncertainty
-        uncertainty.check(base.default_params)
+        uncertainty.check(base.default_params if params is None else params)
         self.agents = dict(base.agents)
         self.uses_host_callback = base.uses_host_callback
         self.host_callback_advice = base.host_callback_advice
