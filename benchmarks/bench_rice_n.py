@@ -1,10 +1,13 @@
 """RICE-N speed: env-steps/s for 1…4096 parallel environments, with and without negotiation,
-against the original NumPy environment and, optionally, the authors' JAX port jice.
+against the original NumPy environment and, optionally, two JAX peers: the authors' port jice
+and UCL DARK's pax.
 
     python benchmarks/bench_rice_n.py
     python benchmarks/bench_rice_n.py --envs 1 1024 --protocols none --repeats 3
     python benchmarks/bench_rice_n.py --jice /tmp/peers/jice --envs 256 4096 --protocols none \
         --variants step "step, factored" --regions 20 27   # side by side with jice (20 regions)
+    python benchmarks/bench_rice_n.py --pax /tmp/peers/pax --envs 256 4096 --protocols none \
+        --variants step --regions 27                      # side by side with pax (27 regions)
 
 Rows: random valid actions (see ``rollout_checksum``), ``--episodes`` whole episodes per env
 (20 env steps without negotiation, 60 with), one compiled ``lax.scan`` over steps of a
@@ -36,7 +39,33 @@ written to memory every step; its constant all-ones action mask is not carried, 
 over steps of a ``vmap`` over envs, compile time apart, median of ``--repeats``. Each of our
 rows without negotiation gets ``ratio_vs_jice``, its env-steps/s over jice's at the same
 number of envs in the same run (jice has 20 regions; ``--regions 20`` makes ours comparable:
-the first 20 of our 27 regions). With jice rows the JSON is ``bench_rice_n-jice-<backend>.json``.
+the first 20 of our 27 regions).
+
+Peer: pax (github.com/ucl-dark/pax, ``pax/envs/rice/rice.py``; 27 regions, no negotiation).
+Not a dependency and never vendored: ``--pax PATH`` or ``$JAXCLIMATE_PAX`` names a local
+checkout (benchmarks/peers.py says how to get one and its three shims); without one its rows
+are skipped with a note. Its rows ("pax step") time pax's own ``Rice.step`` the same way as
+jice's and ours (the same random-level scheme, level ℓ played as the continuous action ℓ/10,
+the value our level ℓ means; one compiled ``lax.scan`` over steps of a ``vmap`` over envs,
+compile time apart, median of ``--repeats``; 20 steps an episode, as ours without
+negotiation). What its step does, against our "step": the transition (its own rewrite of
+the RICE-N economy, trade and DICE climate equations, not checked against ours value for
+value; 57 actions per region, as ours: savings, mitigation, export limit, 27 tariffs and 27
+import bids, here continuous in [0, 1] and clipped there), an auto-reset that builds a whole
+reset every step (the initial state, 27 × 57 uniform draws and 27 reset observations) and
+selects it where the episode ended, and its observation, a tuple of 27 vectors of 1794
+float32 features (index, step, 2 temperatures, 3 carbon masses, 2 emissions, 9 public
+vectors of all 27 regions, 3 own values and every region's actions just played, 27 × 57 =
+1539, unnormalised) against our 27 × 1043 (a one-hot id, 8 globals, 10 public vectors, the
+27 × 27 tariff matrix and 9 own values, each divided by a normaliser), carried through the
+scan and so written to memory every step. No action mask (its actions
+are continuous: nothing to mask; our "step" rows carry none either), no negotiation stages
+(pax's club variant ``ClubRice`` is a different environment, not timed) and no per-step
+info. Its reward at an episode's last step is the reset state's (zero) utility. Each of
+our rows without negotiation at 27 regions gets ``ratio_vs_pax``, its env-steps/s over
+pax's at the same number of envs in the same run. The JSON's name says which peers ran:
+``bench_rice_n-jice-<backend>.json``, ``bench_rice_n-pax-<backend>.json`` or
+``bench_rice_n-jice-pax-<backend>.json``.
 """
 
 from __future__ import annotations
@@ -55,7 +84,19 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 from benchmarks.harness import format_table, save_results, time_compiled  # noqa: E402
-from benchmarks.peers import JICE_ENV_VAR, jice_reset, jice_root, jice_step, load_jice  # noqa: E402
+from benchmarks.peers import (  # noqa: E402
+    JICE_ENV_VAR,
+    PAX_ENV_VAR,
+    checkout_commit,
+    jice_reset,
+    jice_root,
+    jice_step,
+    load_jice,
+    load_pax,
+    pax_reset,
+    pax_root,
+    pax_step,
+)
 from jaxclimate import make  # noqa: E402
 
 #: Original NumPy RICE-N, env-steps/s on a 2-core CPU (docs/rice_n.md §16, median of 5 runs × 30 episodes).
@@ -97,6 +138,12 @@ def parse_args(argv=None):
         type=Path,
         default=None,
         help=f"a local checkout of jice, the authors' JAX port, to time beside ours (default ${JICE_ENV_VAR}; see benchmarks/peers.py)",
+    )
+    p.add_argument(
+        "--pax",
+        type=Path,
+        default=None,
+        help=f"a local checkout of ucl-dark/pax, whose JAX Rice to time beside ours (default ${PAX_ENV_VAR}; see benchmarks/peers.py)",
     )
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
@@ -262,6 +309,67 @@ def with_ratio_vs_jice(rows: list[dict], jice: list[dict]) -> list[dict]:
     return rows
 
 
+def pax_rollout_checksum(env, keys, num_steps):
+    """:func:`rollout_checksum` for pax's ``Rice`` (benchmarks/peers.py): states from
+    ``vmap(reset)``, a ``lax.scan`` over steps of ``vmap(step)``, the same action scheme (random
+    levels 0…9 per entry drawn once, step t plays (levels + t mod 10) wrapped, as the
+    continuous action level/10: every value is valid, pax has no negotiation), its tuple of
+    27 observations carried through the scan; the checksum sums every step's rewards and the
+    last observations."""
+    reset, step = pax_reset(env), pax_step(env)
+    obs, state = jax.vmap(reset)(keys)
+    levels = jax.vmap(lambda k: jax.random.randint(k, (env.num_players, env.num_actions), 0, 10))(keys)
+
+    def body(carry, t):
+        obs, state, total = carry
+        raw = levels + t % 10
+        actions = jnp.where(raw >= 10, raw - 10, raw).astype(jnp.float32) * 0.1
+        obs, state, rewards, *_ = jax.vmap(step)(keys, state, actions)
+        return (obs, state, total + jnp.stack(rewards).sum()), None
+
+    (obs, _, total), _ = jax.lax.scan(body, (obs, state, jnp.zeros(())), jnp.arange(num_steps))
+    return total + sum(o.sum() for o in obs)
+
+
+def pax_rows(root: Path, args) -> list[dict]:
+    """pax's env-steps/s (27 regions, no mediator, 20 steps an episode) at each ``--envs``."""
+    env = load_pax(root, num_regions=27)
+    steps = args.episodes * int(env.episode_length)
+    rows = []
+    for n in args.envs:
+        keys = jax.random.split(jax.random.PRNGKey(0), n)
+        t = time_compiled(lambda k: pax_rollout_checksum(env, k, steps), keys, repeats=args.repeats)
+        sps = n * steps / t["median_s"]
+        rows.append(
+            {
+                "impl": "pax",
+                "protocol": "none",
+                "what": "pax step",
+                "regions": env.num_players,
+                "n_envs": n,
+                "batch": n,
+                "compile_s": t["compile_s"],
+                "median_s": t["median_s"],
+                "runs_s": t["runs_s"],
+                "env_steps_per_s": sps,
+                "us_per_env_step": 1e6 * t["median_s"] / (n * steps),
+                "speedup_vs_original": sps / ORIGINAL_ENV_STEPS_PER_S["none"],
+            }
+        )
+        print(f"  {'none':>9} {'pax step':>21} {env.num_players:>2} regions {n:>5} envs: {sps:,.0f} env-steps/s", flush=True)
+    return rows
+
+
+def with_ratio_vs_pax(rows: list[dict], pax: list[dict]) -> list[dict]:
+    """``ratio_vs_pax`` on each of our rows without negotiation at pax's number of regions (27):
+    its env-steps/s over pax's at the same number of envs (None where pax has no such row)."""
+    by_envs = {(r["regions"], r["n_envs"]): r["env_steps_per_s"] for r in pax}
+    for row in rows:
+        if row["protocol"] == "none" and (row["regions"], row["n_envs"]) in by_envs:
+            row["ratio_vs_pax"] = row["env_steps_per_s"] / by_envs[row["regions"], row["n_envs"]]
+    return rows
+
+
 def memory_pass_rate(nbytes: float = 115e6, repeats: int = 5) -> float:
     """Bytes per second of one in-place elementwise pass (read + write) over an ``nbytes``
     float32 array, the best case for writing a batch's observations (median of ``repeats``)."""
@@ -274,8 +382,10 @@ def memory_pass_rate(nbytes: float = 115e6, repeats: int = 5) -> float:
 def main(argv=None) -> dict:
     args = parse_args(argv)
     root = jice_root(args.jice)  # raises if a path is given but holds no jice
+    pax_at = pax_root(args.pax)  # raises if a path is given but holds no pax
     print(f"bench_rice_n: {', '.join(map(str, args.regions))} regions, device {jax.devices()[0].device_kind}", flush=True)
     jice = jice_rows(root, args) if root is not None else []
+    pax = pax_rows(pax_at, args) if pax_at is not None else []
     rows = [
         row for regions in args.regions for protocol in args.protocols for what in args.variants for row in rows_for(protocol, what, args, regions)
     ]
@@ -284,10 +394,16 @@ def main(argv=None) -> dict:
         jice_note = f"jice from {root}"
     else:
         jice_note = f"jice rows skipped: no jice checkout given (--jice PATH or ${JICE_ENV_VAR}; see benchmarks/peers.py)"
+    if pax:
+        rows = with_ratio_vs_pax(rows, pax)
+        commit = checkout_commit(pax_at)
+        pax_note = f"pax from {pax_at}" + (f" at commit {commit}" if commit else " (no git work tree: commit unknown)")
+    else:
+        pax_note = f"pax rows skipped: no pax checkout given (--pax PATH or ${PAX_ENV_VAR}; see benchmarks/peers.py)"
     print()
     print(
         format_table(
-            jice + rows,
+            jice + pax + rows,
             [
                 ("impl", "impl", "s"),
                 ("protocol", "protocol", "s"),
@@ -299,10 +415,11 @@ def main(argv=None) -> dict:
                 ("compile_s", "compile s", ".2f"),
                 ("speedup_vs_original", "× original", ",.0f"),
                 ("ratio_vs_jice", "× jice", ".2f"),
+                ("ratio_vs_pax", "× pax", ".2f"),
             ],
         )
     )
-    print(f"\n{jice_note}")
+    print(f"\n{jice_note}\n{pax_note}")
     print(
         f"\noriginal NumPy env (docs/rice_n.md §16, same machine class): {ORIGINAL_ENV_STEPS_PER_S['none']:.0f} env-steps/s "
         f"without negotiation, {ORIGINAL_ENV_STEPS_PER_S['bilateral']:.0f} with"
@@ -316,16 +433,18 @@ def main(argv=None) -> dict:
         f"per env step caps env.step at ~{ceiling:,.0f} env-steps/s ({ceiling / ORIGINAL_ENV_STEPS_PER_S['none']:,.0f}× the original)"
     )
     payload = {
-        "config": vars(args) | {"out": str(args.out), "jice": None if root is None else str(root)},
+        "config": vars(args) | {"out": str(args.out), "jice": None if root is None else str(root), "pax": None if pax_at is None else str(pax_at)},
         "rows": rows,
         "jice": {"rows": jice, "note": jice_note},
+        "pax": {"rows": pax, "note": pax_note},
         "memory": {"pass_bytes_per_s": rate, "obs_bytes_per_env_step": obs_bytes, "env_steps_per_s_ceiling": ceiling},
         "reference": {
             "source": "docs/rice_n.md §16: original NumPy RICE-N on a 2-vCPU AMD EPYC, env only, random actions",
             "env_steps_per_s": ORIGINAL_ENV_STEPS_PER_S,
         },
     }
-    path = save_results("bench_rice_n-jice" if jice else "bench_rice_n", payload, args.out)
+    name = "bench_rice_n" + ("-jice" if jice else "") + ("-pax" if pax else "")
+    path = save_results(name, payload, args.out)
     print(f"\nsaved {path}")
     return payload
 

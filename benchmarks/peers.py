@@ -26,13 +26,48 @@ Two compatibility shims, both applied here and neither by editing jice:
 
 jice reads its region files relative to the working directory (``jice/region_yamls/``):
 :func:`load_jice` enters the checkout for that call only.
+
+**pax**, UCL DARK's multi-agent library (github.com/ucl-dark/pax), whose ``Rice`` environment
+(``pax/envs/rice/rice.py``: 27 or 5 regions, continuous actions in [0, 1], no negotiation; a
+gymnax ``Environment`` with its own jitted ``step``/``reset``; measured at commit 6ae3d07,
+12 Jan 2024, the head of ``main``). To obtain it::
+
+    git clone https://github.com/ucl-dark/pax /tmp/peers/pax
+    pip install chex gymnax pyyaml       # what its Rice module imports (plus jax)
+
+(only the ``pax/`` package folder is needed: ``git archive HEAD pax | tar -x -C DIR`` works
+too) and pass ``--pax DIR`` or set ``JAXCLIMATE_PAX=DIR``, where DIR is the repository root or
+any folder holding ``pax/`` (or the ``pax/`` folder itself). Its region files are read from
+``pax/envs/rice/27_regions/`` (one YAML per region, sorted by file name, plus ``default.yml``),
+a path :func:`load_pax` passes absolute, so the working directory does not matter.
+
+Three compatibility shims, all applied here and none by editing pax:
+
+1. pax calls ``jax.tree_map`` (in ``Rice.step``): jice's shim 1.
+2. ``pax/envs/rice/rice.py`` imports ``float_precision`` (``jnp.float32``) from ``pax.utils``,
+   which imports dm-haiku and optax at the top for pax's agents. Neither is needed by the
+   environment, so a stand-in ``pax.utils`` holding only ``float_precision`` is registered in
+   ``sys.modules`` before the import (its dtype read from the checkout's own ``pax/utils.py``);
+   nothing else of pax is imported. (With dm-haiku installed it is not needed, but it is used
+   anyway so that every run imports the same code.)
+3. pax calls ``jnp.clip(x, a_min=0, a_max=1)``, keywords newer jax removed; only inside pax's
+   Rice module (its ``jnp`` global) ``jax.numpy`` is replaced by a view of it whose ``clip``
+   takes them too (only when this jax lacks them). Nothing outside that module sees it.
+
+pax's ``step``/``reset`` are already plain (jitted) functions of ``(key, state, actions,
+params)`` and ``(key, params)``; :func:`pax_step` and :func:`pax_reset` close over its (empty)
+``EnvParams`` so that they take the same arguments as jice's.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import inspect
 import os
+import subprocess
 import sys
+import types
 from pathlib import Path
 from typing import Any, Callable
 
@@ -113,5 +148,120 @@ def jice_reset(env: Any) -> Callable:
 
     def reset(key):
         return env.reset(key)
+
+    return reset
+
+
+#: Environment variable naming a local pax checkout (the ``--pax`` flag wins).
+PAX_ENV_VAR = "JAXCLIMATE_PAX"
+
+#: pax's Rice module, relative to the folder holding the ``pax`` package
+PAX_RICE = Path("pax", "envs", "rice", "rice.py")
+
+
+def pax_root(path: str | os.PathLike | None = None) -> Path | None:
+    """The pax checkout to use: ``path``, else ``$JAXCLIMATE_PAX``, else None (no peer).
+
+    Accepts the repository root, any folder holding ``pax/``, or the ``pax/`` package folder
+    itself; returns the folder holding ``pax/`` (what goes on ``sys.path``). A path that is
+    given but holds no pax Rice environment raises ``FileNotFoundError``."""
+    given = path if path is not None else os.environ.get(PAX_ENV_VAR) or None
+    if given is None:
+        return None
+    candidate = Path(given).expanduser().resolve()
+    if (candidate / PAX_RICE).is_file():
+        return candidate
+    if candidate.name == "pax" and (candidate.parent / PAX_RICE).is_file():
+        return candidate.parent
+    raise FileNotFoundError(f"no pax checkout at {candidate} (expected {PAX_RICE} in it or pax/ to be it)")
+
+
+def checkout_commit(root: Path) -> str | None:
+    """The git commit checked out at ``root`` (None where it is no git work tree, e.g. an export)."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    commit = done.stdout.strip() if done.returncode == 0 else ""
+    return commit or None
+
+
+def pax_float_precision(root: Path) -> Any:
+    """The dtype ``pax/utils.py`` names ``float_precision`` (``float_precision = jnp.<dtype>``)."""
+    import jax.numpy as jnp
+
+    tree = ast.parse((root / "pax" / "utils.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["float_precision"]:
+            if isinstance(node.value, ast.Attribute) and getattr(node.value.value, "id", None) == "jnp":
+                return getattr(jnp, node.value.attr)
+    raise ImportError(f"no 'float_precision = jnp.<dtype>' in {root / 'pax' / 'utils.py'}")
+
+
+class _NumpyWithClipKeywords(types.ModuleType):
+    """Shim 3: ``jax.numpy`` whose ``clip`` also takes the removed ``a_min``/``a_max``."""
+
+    def __getattr__(self, name: str) -> Any:
+        import jax.numpy as jnp
+
+        return getattr(jnp, name)
+
+    @staticmethod
+    def clip(x, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002 (jnp.clip's names)
+        import jax.numpy as jnp
+
+        return jnp.clip(x, a_min if min is None else min, a_max if max is None else max)
+
+
+def import_pax(root: Path) -> Any:
+    """Import pax's Rice module from ``root`` (shimmed); returns ``pax.envs.rice.rice``."""
+    import jax.numpy as jnp
+
+    apply_jice_shims()  # shim 1
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    import pax
+
+    found = Path(pax.__file__).resolve()
+    if not found.is_relative_to(root.resolve()):
+        raise ImportError(f"imported pax from {found}, not from {root}")
+    if "pax.utils" not in sys.modules:  # shim 2
+        utils = types.ModuleType("pax.utils", "jaxclimate's stand-in: only what pax's Rice imports")
+        utils.float_precision = pax_float_precision(root)
+        sys.modules["pax.utils"] = utils
+    import pax.envs.rice.rice as rice
+
+    if "a_min" not in inspect.signature(jnp.clip).parameters:  # shim 3
+        rice.jnp = _NumpyWithClipKeywords("jax.numpy")
+    return rice
+
+
+def load_pax(root: Path, num_regions: int = 27, episode_length: int = 20, has_mediator: bool = False) -> Any:
+    """pax's ``Rice`` for ``num_regions`` (27 or 5, its two region folders), 20 steps an
+    episode and no mediator (the settings of its Rice-N experiments without one)."""
+    rice = import_pax(root)
+    folder = root / "pax" / "envs" / "rice" / f"{num_regions}_regions"
+    if not folder.is_dir():
+        raise FileNotFoundError(f"pax has no {num_regions}-region configuration ({folder})")
+    return rice.Rice(config_folder=str(folder), has_mediator=has_mediator, episode_length=episode_length)
+
+
+def pax_step(env: Any) -> Callable:
+    """``step(key, state, actions) -> (obs tuple, state, reward tuple, done, info)`` as a plain
+    function of jice's arguments (pax's ``EnvParams`` is empty)."""
+    params = sys.modules[type(env).__module__].EnvParams()
+
+    def step(key, state, actions):
+        return env.step(key, state, actions, params)
+
+    return step
+
+
+def pax_reset(env: Any) -> Callable:
+    """``reset(key) -> (obs tuple, state)`` as a plain function."""
+    params = sys.modules[type(env).__module__].EnvParams()
+
+    def reset(key):
+        return env.reset(key, params)
 
     return reset

@@ -100,19 +100,23 @@ def test_bench_rice_n_tiny_run(tmp_path):
         bench_rice_n.parse_args(["--episodes", "0"])
 
 
-def test_bench_rice_n_skips_jice_rows_without_a_checkout(tmp_path, monkeypatch, capsys):
-    """No --jice and no $JAXCLIMATE_JICE: no jice rows, no ratio, a printed note, the usual file."""
+def test_bench_rice_n_skips_peer_rows_without_a_checkout(tmp_path, monkeypatch, capsys):
+    """No --jice / --pax and no $JAXCLIMATE_JICE / $JAXCLIMATE_PAX: no jice or pax rows, no
+    ratios, a printed note for each, the usual file."""
     from benchmarks import bench_rice_n
-    from benchmarks.peers import JICE_ENV_VAR
+    from benchmarks.peers import JICE_ENV_VAR, PAX_ENV_VAR
 
     monkeypatch.delenv(JICE_ENV_VAR, raising=False)
+    monkeypatch.delenv(PAX_ENV_VAR, raising=False)
     payload = bench_rice_n.main(
         ["--envs", "1", "--protocols", "none", "--variants", "dynamics only", "--regions", "2", "--repeats", "1", "--out", str(tmp_path)]
     )
-    assert payload["jice"]["rows"] == [] and payload["config"]["jice"] is None
+    out = capsys.readouterr().out
+    for peer in ("jice", "pax"):
+        assert payload[peer]["rows"] == [] and payload["config"][peer] is None
+        assert f"ratio_vs_{peer}" not in payload["rows"][0]
+        assert f"{peer} rows skipped" in out and f"{peer} rows skipped" in payload[peer]["note"]
     assert [(r["impl"], r["regions"]) for r in payload["rows"]] == [("jaxclimate", 2)]
-    assert "ratio_vs_jice" not in payload["rows"][0]
-    assert "jice rows skipped" in capsys.readouterr().out and "jice rows skipped" in payload["jice"]["note"]
     assert [f.name for f in tmp_path.glob("bench_rice_n*.json")] == ["bench_rice_n-cpu.json"]
 
 
@@ -128,6 +132,25 @@ def test_bench_rice_n_jice_root_accepts_the_repository_root_or_the_jice_folder(t
     assert jice_root(None) == tmp_path.resolve()
     with pytest.raises(FileNotFoundError):
         jice_root(tmp_path / "elsewhere")
+
+
+def test_bench_rice_n_pax_root_accepts_the_repository_root_or_the_pax_folder(tmp_path, monkeypatch):
+    from benchmarks.peers import PAX_ENV_VAR, pax_root
+
+    monkeypatch.delenv(PAX_ENV_VAR, raising=False)
+    assert pax_root(None) is None
+    rice = tmp_path / "repo" / "pax" / "envs" / "rice"
+    rice.mkdir(parents=True)
+    with pytest.raises(FileNotFoundError):  # a pax without its Rice environment
+        pax_root(tmp_path / "repo")
+    (rice / "rice.py").touch()
+    root = (tmp_path / "repo").resolve()
+    assert pax_root(tmp_path / "repo") == pax_root(tmp_path / "repo" / "pax") == root
+    monkeypatch.setenv(PAX_ENV_VAR, str(tmp_path / "repo"))
+    assert pax_root(None) == root
+    for wrong in (tmp_path, rice, tmp_path / "elsewhere"):  # above the checkout, inside the package, missing
+        with pytest.raises(FileNotFoundError):
+            pax_root(wrong)
 
 
 @pytest.mark.slow
