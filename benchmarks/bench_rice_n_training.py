@@ -11,10 +11,14 @@ GAE λ 0.95, clip 0.2. Ours matched: the same regions (the first 20), batch shap
 minibatches, 256-256 tanh networks shared by every region (IPPO adds a one-hot agent id), lr
 2.5e-4, gradient norm 1, γ 0.99, λ 0.95, clip 0.2; entropy 0.01 constant (jice anneals it from
 2.0). Our rows run the factored and the flat observation (1,043 features per region at 27
-regions, 778 at 20: the reference's vector, where jice observes 57); ``--regions 27`` adds the
+regions, 637 at 20: the reference's vector, where jice observes 57); ``--regions 27`` adds the
 full model. Each program is compiled ahead of time (``jax.jit(train).lower(key).compile()``),
-then run ``--repeats`` times; the median is reported with the ratio to jice's measured in the
-same run. jice's rows are skipped with a note without a checkout (benchmarks/peers.py).
+run once to warm up, then timed in ``--repeats`` interleaved rounds (each round runs every
+program once, so a slow spell of this shared machine hits all of them); the median is
+reported, and ``× jice`` is the median over rounds of jice's time / ours in the same round.
+``--profile`` runs each program once more under the profiler and reports its kernel time by
+kind (matmul, random numbers, initialisation, other; benchmarks/xla_profile.py). jice's rows
+are skipped with a note without a checkout (benchmarks/peers.py).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -35,8 +40,10 @@ import jax  # noqa: E402
 
 from benchmarks.harness import format_table, save_results  # noqa: E402
 from benchmarks.peers import JICE_ENV_VAR, import_jice, jice_root, load_jice  # noqa: E402
+from benchmarks.xla_profile import KINDS, profile_by_kind  # noqa: E402
 
 NUM_ENVS, NUM_STEPS, EPOCHS, MINIBATCHES = 4, 100, 4, 4  # jice's defaults
+KEY = jax.random.PRNGKey(42)
 
 
 def parse_args(argv=None):
@@ -46,6 +53,9 @@ def parse_args(argv=None):
     p.add_argument("--layouts", nargs="+", default=["factored", "flat"], choices=["factored", "flat"])
     p.add_argument("--regions", type=int, nargs="+", default=[20], help="our rows' numbers of regions (first k; default 20)")
     p.add_argument("--jice", type=Path, default=None, help=f"a local checkout of jice (default ${JICE_ENV_VAR}; see benchmarks/peers.py)")
+    p.add_argument(
+        "--profile", action="store_true", help="one more run of each program under the profiler: kernel time by kind (matmul, random numbers, ...)"
+    )
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
     if args.steps < NUM_ENVS * NUM_STEPS or args.repeats < 1:
@@ -95,42 +105,74 @@ def jice(root: Path, steps: int):
     return build_ppo_trainer(env=env, trainer_params=params), params.num_iterations * params.num_envs * params.num_steps, settings
 
 
-def timed(train, env_steps: int, repeats: int) -> dict:
-    key = jax.random.PRNGKey(42)
+def compiled_program(train) -> tuple[Any, float]:
+    """(``jax.jit(train)`` compiled ahead of time for one key, compile seconds)."""
     start = time.perf_counter()
-    compiled = jax.jit(train).lower(key).compile()
-    compile_s = time.perf_counter() - start
-    runs = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(compiled(key))
-        runs.append(time.perf_counter() - start)
-    median = statistics.median(runs)
-    return {"env_steps": env_steps, "compile_s": compile_s, "runs_s": runs, "median_s": median, "env_steps_per_s": env_steps / median}
+    compiled = jax.jit(train).lower(KEY).compile()
+    return compiled, time.perf_counter() - start
+
+
+def run_seconds(compiled) -> float:
+    start = time.perf_counter()
+    jax.block_until_ready(compiled(KEY))
+    return time.perf_counter() - start
+
+
+def interleaved(programs: list, repeats: int) -> list[list[float]]:
+    """Each program's run times over ``repeats`` rounds, every round running each program
+    once in turn (after one warm-up run each): a slow spell of the machine then hits every
+    program of a round, and per-round ratios stay steadier than ratios of medians."""
+    for compiled in programs:
+        run_seconds(compiled)
+    rounds = [[run_seconds(compiled) for compiled in programs] for _ in range(repeats)]
+    return [list(times) for times in zip(*rounds)]
+
+
+def kernel_shares(row: dict) -> dict:
+    """A row's kernel time by kind as shares of its total (for the printed table)."""
+    total = row["kernel_s"]["total"]
+    return {k: row[k] for k in ("impl", "observation", "regions")} | {k: row["kernel_s"][k] / total for k in KINDS} | {"kernel s": total}
 
 
 def main(argv=None) -> list[dict]:
     args = parse_args(argv)
-    rows = []
+    programs = []  # (row, compiled)
     root = jice_root(args.jice)
     if root is None:
         print(f"jice: no checkout given (--jice or ${JICE_ENV_VAR}); its rows are skipped", flush=True)
     else:
         train, env_steps, settings = jice(root, args.steps)
-        rows.append({"impl": "jice", "observation": "jice (57 features)", "regions": 20, **settings, **timed(train, env_steps, args.repeats)})
-        print(f"  jice PPO: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
+        programs.append(({"impl": "jice", "observation": "jice (57 features)", "regions": 20, **settings, "env_steps": env_steps}, train))
     for regions in args.regions:
         for layout in args.layouts:
             train, env_steps, settings = ours(layout, regions, args.steps)
-            rows.append({"impl": "jaxclimate", "observation": layout, "regions": regions, **settings, **timed(train, env_steps, args.repeats)})
-            print(f"  ours IPPO, {layout}, {regions} regions: {rows[-1]['env_steps_per_s']:,.0f} env-steps/s", flush=True)
-    reference = next((r["env_steps_per_s"] for r in rows if r["impl"] == "jice"), None)
-    for r in rows:
-        if reference and r["impl"] != "jice":
-            r["ratio_vs_jice"] = r["env_steps_per_s"] / reference
+            programs.append(({"impl": "jaxclimate", "observation": layout, "regions": regions, **settings, "env_steps": env_steps}, train))
+    rows, compiled = [], []
+    for row, train in programs:
+        program, row["compile_s"] = compiled_program(train)
+        rows.append(row)
+        compiled.append(program)
+        print(f"  compiled {row['impl']}, {row['observation']}, {row['regions']} regions in {row['compile_s']:.1f} s", flush=True)
+    for row, runs in zip(rows, interleaved(compiled, args.repeats)):
+        row |= {"runs_s": runs, "median_s": statistics.median(runs), "env_steps_per_s": row["env_steps"] / statistics.median(runs)}
+    if rows and rows[0]["impl"] == "jice":
+        for row in rows[1:]:  # ours over jice's env-steps/s, round by round (equal env steps)
+            row["ratio_vs_jice"] = statistics.median(j / o for j, o in zip(rows[0]["runs_s"], row["runs_s"]))
+    if args.profile:
+        for row, program in zip(rows, compiled):
+            row["kernel_s"] = profile_by_kind(program, KEY)
     columns = [("impl", "impl", "s"), ("observation", "observation", "s"), ("regions", "regions", "d")]
     columns += [("env_steps_per_s", "env-steps/s", ",.0f"), ("compile_s", "compile s", ".1f"), ("ratio_vs_jice", "× jice", ".2f")]
     print(format_table(rows, columns))
+    if args.profile:
+        print(
+            format_table(
+                [kernel_shares(r) for r in rows],
+                [("impl", "impl", "s"), ("observation", "observation", "s"), ("regions", "regions", "d")]
+                + [(k, k, ".0%") for k in KINDS]
+                + [("kernel s", "kernel s", ".1f")],
+            )
+        )
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     path = save_results("bench_rice_n_training", {"config": config, "rows": rows}, args.out)
     print(f"saved {path}")

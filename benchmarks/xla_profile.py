@@ -1,0 +1,106 @@
+"""Where a compiled program's time goes: one run under ``jax.profiler``, its kernels summed
+by kind.
+
+    from benchmarks.xla_profile import profile_by_kind
+    breakdown = profile_by_kind(compiled, *args)   # {"matmul": s, "random numbers": s, ...}
+
+XLA records one trace event per executed kernel (a fusion, a dot, a copy), named as the
+instruction in the compiled HLO. Each kernel is put in one kind from the HLO text:
+
+* ``initialisation``: its source is inside a network initialiser (``orthonormal_columns``, ``*_init``);
+* ``random numbers``: inside ``jax.random`` (threefry bits, Gumbel noise, randint);
+* ``matmul``: otherwise, the instruction is a ``dot``/``convolution``, or a fusion whose computation holds one;
+* ``other``: everything else (element-wise work, reductions, copies, gathers, scatters).
+
+Control flow (``while``, ``call``, ``conditional``) is not a kernel: its time is the time of
+the kernels inside it, which are counted themselves. The trace adds its own overhead to each
+kernel (a few µs), so the kinds' sum exceeds an untraced run's wall time by a little; the
+shares are what to read.
+"""
+
+from __future__ import annotations
+
+import collections
+import glob
+import gzip
+import json
+import re
+import tempfile
+from typing import Any
+
+import jax
+
+KINDS = ("matmul", "random numbers", "initialisation", "other")
+CONTROL_FLOW = {"while", "call", "conditional", "async-start", "async-done"}
+_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = .*? ([a-z][\w\-]*)\((.*)$")
+_RANDOM = ("jit(_gumbel)", "jit(_randint)", "jit(_uniform)", "threefry", "random_bits", "jit(_normal)")
+_INIT = ("orthonormal_columns", "_init)", "jit(_initialize")
+
+
+def instruction_kinds(hlo_text: str) -> dict[str, str]:
+    """``{instruction name: kind}`` for every instruction of a compiled module's HLO text
+    (``compiled.as_text()``); control-flow instructions get the kind ``"control flow"``."""
+    bodies: dict[str, list[str]] = {}
+    current = None
+    for line in hlo_text.splitlines():
+        if line and not line.startswith(" ") and line.rstrip().endswith("{"):
+            current = line.split()[0].lstrip("%")
+            if current == "ENTRY":
+                current = line.split()[1].lstrip("%")
+            bodies[current] = []
+        elif current is not None:
+            bodies[current].append(line)
+    kinds = {}
+    for lines in bodies.values():
+        for line in lines:
+            match = _INSTRUCTION.match(line)
+            if not match:
+                continue
+            name, opcode, rest = match.groups()
+            called = re.search(r"calls=%?([\w.\-]+)", rest)
+            body = "\n".join(bodies.get(called.group(1), [])) if called and opcode == "fusion" else ""
+            op_name = (re.search(r'op_name="([^"]*)"', rest) or re.search(r'op_name="([^"]*)"', body) or [None, ""])[1]
+            if opcode in CONTROL_FLOW:
+                kinds[name] = "control flow"
+            elif any(marker in op_name for marker in _INIT):
+                kinds[name] = "initialisation"
+            elif any(marker in op_name for marker in _RANDOM):
+                kinds[name] = "random numbers"
+            elif opcode in ("dot", "convolution") or re.search(r" (dot|convolution)\(", body):
+                kinds[name] = "matmul"
+            else:
+                kinds[name] = "other"
+    return kinds
+
+
+def kernel_times(trace_dir: str) -> collections.Counter:
+    """Seconds per trace-event name summed over the Perfetto trace written in ``trace_dir``."""
+    files = glob.glob(f"{trace_dir}/**/perfetto_trace.json.gz", recursive=True)
+    if not files:
+        raise FileNotFoundError(f"no perfetto_trace.json.gz under {trace_dir}")
+    with gzip.open(files[0]) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    times: collections.Counter = collections.Counter()
+    for event in events:
+        if event.get("ph") == "X":
+            times[event["name"]] += event.get("dur", 0) * 1e-6
+    return times
+
+
+def profile_by_kind(compiled: Any, *args: Any) -> dict[str, float]:
+    """Run ``compiled(*args)`` once under the profiler; seconds of kernel time per kind
+    (:data:`KINDS`), plus ``"total"``. ``compiled`` is a ``jax.jit(f).lower(...).compile()``."""
+    kinds = instruction_kinds(compiled.as_text())
+    jax.block_until_ready(compiled(*args))  # first-call allocations stay out of the trace
+    with tempfile.TemporaryDirectory() as trace_dir:
+        with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
+            jax.block_until_ready(compiled(*args))
+        times = kernel_times(trace_dir)
+    out = dict.fromkeys(KINDS, 0.0)
+    for name, seconds in times.items():
+        kind = kinds.get(name)
+        if kind in out:
+            out[kind] += seconds
+    out["total"] = sum(out[k] for k in KINDS)
+    return out
