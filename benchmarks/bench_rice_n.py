@@ -21,7 +21,11 @@ env, 1007 + 27 × 36 floats instead of 27 × 1043: the same information, see
 ``jaxclimate.core.factored``). At 1024 envs one step's
 observations are 115 MB (112 KB per env step): writing them is bounded by memory bandwidth
 (the script measures this machine's rate of one pass over an array that size and prints the
-ceiling it puts on ``env.step``). Compile time separately; median of ``--repeats`` runs.
+ceiling it puts on ``env.step``). Every row's program (ours and the peers') is compiled
+first (compile time apart) and run once to warm up; then all are timed in ``--repeats``
+interleaved rounds, each round running every program once, and each row reports its median.
+A ratio to a peer is the median over rounds of the two rates in the same round: on a shared
+machine a slow spell then hits both sides of a ratio alike.
 
 Reference: the original NumPy environment is not a dependency of this project. Its speed on
 this machine class (2-vCPU AMD EPYC, Python 3.11.7, NumPy 1.26.4; env only, random actions,
@@ -38,7 +42,7 @@ written to memory every step; its constant all-ones action mask is not carried, 
 "step" rows) the same way as ours: the same random-level scheme, one compiled ``lax.scan``
 over steps of a ``vmap`` over envs, compile time apart, median of ``--repeats``. Each of our
 rows without negotiation gets ``ratio_vs_jice``, its env-steps/s over jice's at the same
-number of envs in the same run (jice has 20 regions; ``--regions 20`` makes ours comparable:
+number of envs, round by round in the same run (jice has 20 regions; ``--regions 20`` makes ours comparable:
 the first 20 of our 27 regions).
 
 Peer: pax (github.com/ucl-dark/pax, ``pax/envs/rice/rice.py``; 27 regions, no negotiation).
@@ -63,7 +67,7 @@ are continuous: nothing to mask; our "step" rows carry none either), no negotiat
 (pax's club variant ``ClubRice`` is a different environment, not timed) and no per-step
 info. Its reward at an episode's last step is the reset state's (zero) utility. Each of
 our rows without negotiation at 27 regions gets ``ratio_vs_pax``, its env-steps/s over
-pax's at the same number of envs in the same run. The JSON's name says which peers ran:
+pax's at the same number of envs, round by round in the same run. The JSON's name says which peers ran:
 ``bench_rice_n-jice-<backend>.json``, ``bench_rice_n-pax-<backend>.json`` or
 ``bench_rice_n-jice-pax-<backend>.json``.
 """
@@ -71,8 +75,12 @@ pax's at the same number of envs in the same run. The JSON's name says which pee
 from __future__ import annotations
 
 import argparse
+import functools
+import statistics
 import sys
+import time
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -217,35 +225,55 @@ def env_batch(env, params, n: int) -> int:
     return split_batch(n, 4 * (one + mask))
 
 
-def rows_for(protocol: str, what: str, args, regions: int = 27) -> list[dict]:
+def rows_for(protocol: str, what: str, args, regions: int = 27) -> list[tuple[dict, Callable, jax.Array]]:
+    """Our rows' jobs (row, rollout, keys) at each ``--envs``, timed later by :func:`time_jobs`."""
     with_mask, with_obs, layout = VARIANTS[what]
     env, params = make("rice-n", protocol=protocol, observation=layout, regions=range(regions))
     steps = args.episodes * env.episode_length
-    rows = []
+    jobs = []
     for n in args.envs:
         keys = jax.random.split(jax.random.PRNGKey(0), n)
         batch = env_batch(env, params, n)
-        fn = lambda k: batched_rollout(env, params, k, steps, with_mask, with_obs, batch)  # noqa: E731
-        t = time_compiled(fn, keys, repeats=args.repeats)
-        sps = n * steps / t["median_s"]
-        row = {
-            "impl": "jaxclimate",
-            "protocol": protocol,
-            "what": what,
-            "regions": regions,
-            "n_envs": n,
-            "batch": batch,
-            "compile_s": t["compile_s"],
-            "median_s": t["median_s"],
-            "runs_s": t["runs_s"],
-            "env_steps_per_s": sps,
-            "us_per_env_step": 1e6 * t["median_s"] / (n * steps),
-        }
-        if protocol in ORIGINAL_ENV_STEPS_PER_S:
-            row["speedup_vs_original"] = sps / ORIGINAL_ENV_STEPS_PER_S[protocol]
+        fn = functools.partial(batched_rollout, env, params, num_steps=steps, with_mask=with_mask, with_obs=with_obs, batch=batch)
+        row = {"impl": "jaxclimate", "protocol": protocol, "what": what, "regions": regions, "n_envs": n, "batch": batch, "env_steps": n * steps}
+        jobs.append((row, fn, keys))
+    return jobs
+
+
+def time_jobs(jobs: list[tuple[dict, Callable, jax.Array]], repeats: int) -> list[dict]:
+    """Compile every job's rollout (compile time apart), run each once to warm up, then time
+    them in ``repeats`` interleaved rounds (each round runs every job once, so a slow spell of
+    a shared machine hits every row of a round alike and per-round ratios between rows stay
+    steadier than ratios of medians). Fills each row's times and rates; returns the rows."""
+    compiled = []
+    for row, fn, keys in jobs:
+        start = time.perf_counter()
+        compiled.append(jax.jit(fn).lower(keys).compile())
+        row["compile_s"] = time.perf_counter() - start
+        jax.block_until_ready(compiled[-1](keys))
+    runs = [[] for _ in jobs]
+    for _ in range(repeats):
+        for times, program, (_, _, keys) in zip(runs, compiled, jobs):
+            start = time.perf_counter()
+            jax.block_until_ready(program(keys))
+            times.append(time.perf_counter() - start)
+    rows = []
+    for times, (row, _, _) in zip(runs, jobs):
+        median = statistics.median(times)
+        row |= {"median_s": median, "runs_s": times, "env_steps_per_s": row["env_steps"] / median, "us_per_env_step": 1e6 * median / row["env_steps"]}
+        if row["protocol"] in ORIGINAL_ENV_STEPS_PER_S:
+            row["speedup_vs_original"] = row["env_steps_per_s"] / ORIGINAL_ENV_STEPS_PER_S[row["protocol"]]
+        print(
+            f"  {row['protocol']:>9} {row['what']:>21} {row['regions']:>2} regions {row['n_envs']:>5} envs: {row['env_steps_per_s']:,.0f} env-steps/s",
+            flush=True,
+        )
         rows.append(row)
-        print(f"  {protocol:>9} {row['what']:>21} {regions:>2} regions {n:>5} envs: {sps:,.0f} env-steps/s", flush=True)
     return rows
+
+
+def paired_ratio(ours: dict, peer: dict) -> float:
+    """The median over rounds of our env-steps/s over the peer's in the same round."""
+    return statistics.median((ours["env_steps"] / a) / (peer["env_steps"] / b) for a, b in zip(ours["runs_s"], peer["runs_s"]))
 
 
 def jice_rollout_checksum(env, keys, num_steps):
@@ -270,42 +298,25 @@ def jice_rollout_checksum(env, keys, num_steps):
     return total + features.sum()
 
 
-def jice_rows(root: Path, args) -> list[dict]:
-    """jice's env-steps/s (20 regions, its training settings) at each ``--envs``."""
+def jice_rows(root: Path, args) -> list[tuple[dict, Callable, jax.Array]]:
+    """jice's jobs (20 regions, its training settings) at each ``--envs``."""
     env = load_jice(root, num_regions=20)
     steps = args.episodes * int(env.episode_length)
-    rows = []
-    for n in args.envs:
-        keys = jax.random.split(jax.random.PRNGKey(0), n)
-        t = time_compiled(lambda k: jice_rollout_checksum(env, k, steps), keys, repeats=args.repeats)
-        sps = n * steps / t["median_s"]
-        rows.append(
-            {
-                "impl": "jice",
-                "protocol": "none",
-                "what": "jice step",
-                "regions": env.num_regions,
-                "n_envs": n,
-                "batch": n,
-                "compile_s": t["compile_s"],
-                "median_s": t["median_s"],
-                "runs_s": t["runs_s"],
-                "env_steps_per_s": sps,
-                "us_per_env_step": 1e6 * t["median_s"] / (n * steps),
-                "speedup_vs_original": sps / ORIGINAL_ENV_STEPS_PER_S["none"],
-            }
-        )
-        print(f"  {'none':>9} {'jice step':>21} {env.num_regions:>2} regions {n:>5} envs: {sps:,.0f} env-steps/s", flush=True)
-    return rows
+    what = {"impl": "jice", "protocol": "none", "what": "jice step", "regions": env.num_regions}
+    return [peer_job(what, functools.partial(jice_rollout_checksum, env, num_steps=steps), n, steps) for n in args.envs]
+
+
+def peer_job(what: dict, fn: Callable, n: int, steps: int) -> tuple[dict, Callable, jax.Array]:
+    return what | {"n_envs": n, "batch": n, "env_steps": n * steps}, fn, jax.random.split(jax.random.PRNGKey(0), n)
 
 
 def with_ratio_vs_jice(rows: list[dict], jice: list[dict]) -> list[dict]:
     """``ratio_vs_jice`` on each of our rows without negotiation: its env-steps/s over jice's at
     the same number of envs (None where jice has no such row)."""
-    by_envs = {r["n_envs"]: r["env_steps_per_s"] for r in jice}
+    by_envs = {r["n_envs"]: r for r in jice}
     for row in rows:
         if row["protocol"] == "none" and row["n_envs"] in by_envs:
-            row["ratio_vs_jice"] = row["env_steps_per_s"] / by_envs[row["n_envs"]]
+            row["ratio_vs_jice"] = paired_ratio(row, by_envs[row["n_envs"]])
     return rows
 
 
@@ -331,42 +342,21 @@ def pax_rollout_checksum(env, keys, num_steps):
     return total + sum(o.sum() for o in obs)
 
 
-def pax_rows(root: Path, args) -> list[dict]:
-    """pax's env-steps/s (27 regions, no mediator, 20 steps an episode) at each ``--envs``."""
+def pax_rows(root: Path, args) -> list[tuple[dict, Callable, jax.Array]]:
+    """pax's jobs (27 regions, no mediator, 20 steps an episode) at each ``--envs``."""
     env = load_pax(root, num_regions=27)
     steps = args.episodes * int(env.episode_length)
-    rows = []
-    for n in args.envs:
-        keys = jax.random.split(jax.random.PRNGKey(0), n)
-        t = time_compiled(lambda k: pax_rollout_checksum(env, k, steps), keys, repeats=args.repeats)
-        sps = n * steps / t["median_s"]
-        rows.append(
-            {
-                "impl": "pax",
-                "protocol": "none",
-                "what": "pax step",
-                "regions": env.num_players,
-                "n_envs": n,
-                "batch": n,
-                "compile_s": t["compile_s"],
-                "median_s": t["median_s"],
-                "runs_s": t["runs_s"],
-                "env_steps_per_s": sps,
-                "us_per_env_step": 1e6 * t["median_s"] / (n * steps),
-                "speedup_vs_original": sps / ORIGINAL_ENV_STEPS_PER_S["none"],
-            }
-        )
-        print(f"  {'none':>9} {'pax step':>21} {env.num_players:>2} regions {n:>5} envs: {sps:,.0f} env-steps/s", flush=True)
-    return rows
+    what = {"impl": "pax", "protocol": "none", "what": "pax step", "regions": env.num_players}
+    return [peer_job(what, functools.partial(pax_rollout_checksum, env, num_steps=steps), n, steps) for n in args.envs]
 
 
 def with_ratio_vs_pax(rows: list[dict], pax: list[dict]) -> list[dict]:
     """``ratio_vs_pax`` on each of our rows without negotiation at pax's number of regions (27):
     its env-steps/s over pax's at the same number of envs (None where pax has no such row)."""
-    by_envs = {(r["regions"], r["n_envs"]): r["env_steps_per_s"] for r in pax}
+    by_envs = {(r["regions"], r["n_envs"]): r for r in pax}
     for row in rows:
         if row["protocol"] == "none" and (row["regions"], row["n_envs"]) in by_envs:
-            row["ratio_vs_pax"] = row["env_steps_per_s"] / by_envs[row["regions"], row["n_envs"]]
+            row["ratio_vs_pax"] = paired_ratio(row, by_envs[row["regions"], row["n_envs"]])
     return rows
 
 
@@ -384,11 +374,15 @@ def main(argv=None) -> dict:
     root = jice_root(args.jice)  # raises if a path is given but holds no jice
     pax_at = pax_root(args.pax)  # raises if a path is given but holds no pax
     print(f"bench_rice_n: {', '.join(map(str, args.regions))} regions, device {jax.devices()[0].device_kind}", flush=True)
-    jice = jice_rows(root, args) if root is not None else []
-    pax = pax_rows(pax_at, args) if pax_at is not None else []
-    rows = [
-        row for regions in args.regions for protocol in args.protocols for what in args.variants for row in rows_for(protocol, what, args, regions)
+    jobs = jice_rows(root, args) if root is not None else []
+    jobs += pax_rows(pax_at, args) if pax_at is not None else []
+    jobs += [
+        job for regions in args.regions for protocol in args.protocols for what in args.variants for job in rows_for(protocol, what, args, regions)
     ]
+    timed = time_jobs(jobs, args.repeats)
+    jice = [r for r in timed if r["impl"] == "jice"]
+    pax = [r for r in timed if r["impl"] == "pax"]
+    rows = [r for r in timed if r["impl"] == "jaxclimate"]
     if jice:
         rows = with_ratio_vs_jice(rows, jice)
         jice_note = f"jice from {root}"

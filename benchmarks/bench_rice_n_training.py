@@ -16,8 +16,9 @@ full model. Each program is compiled ahead of time (``jax.jit(train).lower(key).
 run once to warm up, then timed in ``--repeats`` interleaved rounds (each round runs every
 program once, so a slow spell of this shared machine hits all of them); the median is
 reported, and ``× jice`` is the median over rounds of jice's time / ours in the same round.
-``--profile`` runs each program once more under the profiler and reports its kernel time by
-kind (matmul, random numbers, initialisation, other; benchmarks/xla_profile.py). jice's rows
+``--profile`` runs each program once more, at 2,000 env steps (5 updates), under the
+profiler and reports its kernel time by kind (matmul, random numbers, initialisation, other;
+benchmarks/xla_profile.py). jice's rows
 are skipped with a note without a checkout (benchmarks/peers.py).
 """
 
@@ -44,6 +45,7 @@ from benchmarks.xla_profile import KINDS, profile_by_kind  # noqa: E402
 
 NUM_ENVS, NUM_STEPS, EPOCHS, MINIBATCHES = 4, 100, 4, 4  # jice's defaults
 KEY = jax.random.PRNGKey(42)
+PROFILE_STEPS = 2_000  # env steps of the profiled run (5 updates)
 
 
 def parse_args(argv=None):
@@ -131,7 +133,11 @@ def interleaved(programs: list, repeats: int) -> list[list[float]]:
 def kernel_shares(row: dict) -> dict:
     """A row's kernel time by kind as shares of its total (for the printed table)."""
     total = row["kernel_s"]["total"]
-    return {k: row[k] for k in ("impl", "observation", "regions")} | {k: row["kernel_s"][k] / total for k in KINDS} | {"kernel s": total}
+    return (
+        {k: row[k] for k in ("impl", "observation", "regions")}
+        | {k: row["kernel_s"][k] / total for k in KINDS}
+        | {"kernel s": total, "of wall": total / row["kernel_s"]["wall"]}
+    )
 
 
 def main(argv=None) -> list[dict]:
@@ -158,9 +164,11 @@ def main(argv=None) -> list[dict]:
     if rows and rows[0]["impl"] == "jice":
         for row in rows[1:]:  # ours over jice's env-steps/s, round by round (equal env steps)
             row["ratio_vs_jice"] = statistics.median(j / o for j, o in zip(rows[0]["runs_s"], row["runs_s"]))
-    if args.profile:
-        for row, program in zip(rows, compiled):
-            row["kernel_s"] = profile_by_kind(program, KEY)
+    if args.profile:  # a short run of each program: the profiler's buffer is bounded
+        steps = min(args.steps, PROFILE_STEPS)
+        for row in rows:
+            train = jice(root, steps)[0] if row["impl"] == "jice" else ours(row["observation"], row["regions"], steps)[0]
+            row["kernel_s"] = profile_by_kind(compiled_program(train)[0], KEY) | {"env_steps": steps}
     columns = [("impl", "impl", "s"), ("observation", "observation", "s"), ("regions", "regions", "d")]
     columns += [("env_steps_per_s", "env-steps/s", ",.0f"), ("compile_s", "compile s", ".1f"), ("ratio_vs_jice", "× jice", ".2f")]
     print(format_table(rows, columns))
@@ -170,7 +178,7 @@ def main(argv=None) -> list[dict]:
                 [kernel_shares(r) for r in rows],
                 [("impl", "impl", "s"), ("observation", "observation", "s"), ("regions", "regions", "d")]
                 + [(k, k, ".0%") for k in KINDS]
-                + [("kernel s", "kernel s", ".1f")],
+                + [("kernel s", "kernel s", ".1f"), ("of wall", "of wall", ".0%")],
             )
         )
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}

@@ -15,7 +15,9 @@ instruction in the compiled HLO. Each kernel is put in one kind from the HLO tex
 Control flow (``while``, ``call``, ``conditional``) is not a kernel: its time is the time of
 the kernels inside it, which are counted themselves. The trace adds its own overhead to each
 kernel (a few µs), so the kinds' sum exceeds an untraced run's wall time by a little; the
-shares are what to read.
+shares are what to read. The profiler's buffer holds a bounded number of events: a long
+program's trace loses some (its ``total`` falls well short of its ``wall``), so profile a
+short one, e.g. a few updates of a trainer.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import gzip
 import json
 import re
 import tempfile
+import time
 from typing import Any
 
 import jax
@@ -90,12 +93,16 @@ def kernel_times(trace_dir: str) -> collections.Counter:
 
 def profile_by_kind(compiled: Any, *args: Any) -> dict[str, float]:
     """Run ``compiled(*args)`` once under the profiler; seconds of kernel time per kind
-    (:data:`KINDS`), plus ``"total"``. ``compiled`` is a ``jax.jit(f).lower(...).compile()``."""
+    (:data:`KINDS`), their ``"total"`` and the traced run's ``"wall"`` time. ``compiled`` is a
+    ``jax.jit(f).lower(...).compile()``. The profiler keeps a bounded number of events, so
+    profile a short program: ``total`` well under ``wall`` means events were dropped."""
     kinds = instruction_kinds(compiled.as_text())
     jax.block_until_ready(compiled(*args))  # first-call allocations stay out of the trace
     with tempfile.TemporaryDirectory() as trace_dir:
         with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
+            start = time.perf_counter()
             jax.block_until_ready(compiled(*args))
+            wall = time.perf_counter() - start
         times = kernel_times(trace_dir)
     out = dict.fromkeys(KINDS, 0.0)
     for name, seconds in times.items():
@@ -103,4 +110,5 @@ def profile_by_kind(compiled: Any, *args: Any) -> dict[str, float]:
         if kind in out:
             out[kind] += seconds
     out["total"] = sum(out[k] for k in KINDS)
+    out["wall"] = wall
     return out

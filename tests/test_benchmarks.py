@@ -159,14 +159,20 @@ def test_bench_rice_n_training_tiny_run_without_jice(tmp_path, monkeypatch, caps
     from benchmarks.peers import JICE_ENV_VAR
 
     monkeypatch.delenv(JICE_ENV_VAR, raising=False)
-    rows = bench_rice_n_training.main(["--steps", "400", "--repeats", "1", "--layouts", "factored", "--regions", "3", "--profile", "--out", str(tmp_path)])
+    rows = bench_rice_n_training.main(
+        ["--steps", "400", "--repeats", "1", "--layouts", "factored", "--regions", "3", "--profile", "--out", str(tmp_path)]
+    )
     printed = capsys.readouterr().out
     assert "its rows are skipped" in printed and "random numbers" in printed
     (row,) = rows
     assert (row["impl"], row["regions"], row["env_steps"]) == ("jaxclimate", 3, 400) and "ratio_vs_jice" not in row
     assert row["env_steps_per_s"] == pytest.approx(400 / row["median_s"])
     kernels = row["kernel_s"]  # the profiled run: the network's matmuls and the policy's sampling
-    assert kernels["matmul"] > 0 and kernels["random numbers"] > 0 and kernels["total"] == pytest.approx(sum(kernels[k] for k in bench_rice_n_training.KINDS))
+    assert (
+        kernels["matmul"] > 0
+        and kernels["random numbers"] > 0
+        and kernels["total"] == pytest.approx(sum(kernels[k] for k in bench_rice_n_training.KINDS))
+    )
     saved = json.loads((tmp_path / "bench_rice_n_training-cpu.json").read_text())
     assert saved["rows"][0]["observation_features"] == row["observation_features"] > 0
     with pytest.raises(SystemExit):
