@@ -6,6 +6,8 @@ it for the pieces it needs (``jaxclimate/envs/<env>/report.py``) and registers i
 ids (``register(env_id, Env, report="module:Class")``), so the environment itself imports
 nothing of this layer:
 
+* ``env_defaults(algo)`` — environment settings the CLI uses unless ``--env-set`` names
+  them, e.g. an observation layout the algorithm trains on faster with the same results;
 * ``presets(env, algo)`` — named hyper-parameter sets for an algorithm (the first is the
   default), e.g. the papers' settings;
 * ``recorder(env, config, options)`` / ``rollout_hook(env, config, options)`` — optional
@@ -47,6 +49,11 @@ def report_for(env_id: str) -> "TrainingReport":
 
 class TrainingReport:
     """Defaults: no presets, no recorder or hook, nothing beyond returns per agent."""
+
+    def env_defaults(self, algo) -> dict[str, Any]:
+        """Environment overrides for training with ``algo`` (an ``Algorithm``) that the user's
+        ``--env-set`` values replace; none by default."""
+        return {}
 
     def presets(self, env, algo: str) -> dict[str, dict[str, Any]]:
         return {}

@@ -365,7 +365,7 @@ def build_options(argv: list[str] | None = None) -> RunOptions:
         parser.error(str(err))
     _check_flags(parser, args)
     algo = get_algorithm(args.algo)
-    env_overrides = {k: parse_value(v) for k, v in dict(args.env_set).items()}
+    env_overrides = report_for(args.env).env_defaults(algo) | {k: parse_value(v) for k, v in dict(args.env_set).items()}
     for name in ("scenario", "engine"):
         if getattr(args, name) is not None:
             env_overrides[name] = getattr(args, name)

@@ -55,6 +55,9 @@ class Algorithm:
     config_cls: type
     make_trainer: Callable[..., Any]
     description: str = ""
+    #: consumes :class:`~jaxclimate.core.factored.FactoredObs` observations directly, so an
+    #: environment's report may default to its factored layout (``TrainingReport.env_defaults``)
+    factored_observations: bool = False
 
 
 class RolloutHook(Protocol):

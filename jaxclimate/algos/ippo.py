@@ -63,6 +63,8 @@ from jaxclimate.core.factored import FactoredBox, FactoredObs
 from jaxclimate.core.loops import loop_unroll
 from jaxclimate.core.wrappers import EpisodeStatistics
 
+FLAT_HINT = "the flat layout has no such constraint: observation='flat', --env-set observation=flat on the CLI"
+
 #: Hyper-parameters that may be traced (vmapped over) rather than fixed at compile time.
 TRACEABLE = ("lr", "ent_coef", "vf_coef", "clip_eps", "gamma", "gae_lambda")
 ADVANTAGE_NORMALIZATIONS = ("minibatch", "batch", "none")
@@ -227,11 +229,12 @@ class _Group:
         if self.factored and self.samples:
             raise ValueError(
                 f"IPPOConfig.minibatch_size must be 0 for group {name!r}: its observations are factored, so minibatches take whole environments"
+                f" ({FLAT_HINT})"
             )
         if self.factored and config.num_envs % config.num_minibatches:
             raise ValueError(
                 f"IPPOConfig.num_minibatches ({config.num_minibatches}) must divide num_envs ({config.num_envs}) for "
-                f"group {name!r}: its observations are factored, so minibatches take whole environments"
+                f"group {name!r}: its observations are factored, so minibatches take whole environments ({FLAT_HINT})"
             )
         self.obs_dim = obs_space.shape[0] + (self.n if self.shared else 0)
         if self.factored:

@@ -40,7 +40,13 @@ def _load_builtin() -> None:
     from jaxclimate.algos import ippo
 
     register_algorithm(
-        Algorithm("ippo", ippo.IPPOConfig, ippo.make_trainer, "independent PPO (PureJaxRL style): one learner per agent, any action space")
+        Algorithm(
+            "ippo",
+            ippo.IPPOConfig,
+            ippo.make_trainer,
+            "independent PPO (PureJaxRL style): one learner per agent, any action space",
+            factored_observations=True,
+        )
     )
     from jaxclimate.algos import off_policy
 

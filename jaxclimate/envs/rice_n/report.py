@@ -24,6 +24,14 @@ def seed_histories(env, env_params, evaluations: list[dict]) -> list[dict[str, n
 
 
 class RiceNReport(TrainingReport):
+    def env_defaults(self, algo) -> dict[str, Any]:
+        """The factored observation for a learner that takes it: the same information and the
+        same policy class, its shared features multiplied once per environment. Trained both
+        ways (IPPO, 3 seeds × 20k env steps) the outcome is the same and the factored run 1.34×
+        faster end to end (docs/results.md, "Training on the factored observation");
+        ``--env-set observation=flat`` keeps the reference's layout."""
+        return {"observation": "factored"} if algo.factored_observations else {}
+
     def histories(self, env, env_params, evaluations: list[dict]) -> list[dict[str, np.ndarray]]:
         """Each seed's evaluation episode as a :func:`replay` history."""
         return seed_histories(env, env_params, evaluations)
@@ -88,6 +96,9 @@ class RiceNReport(TrainingReport):
 class RiceNRatesReport(RiceNReport):
     """RICE-N's report, each seed's history rebuilt from its continuous evaluation actions,
     with the planner's measure W (global discounted welfare) beside it."""
+
+    def env_defaults(self, algo) -> dict[str, Any]:
+        return {}  # one flat layout only
 
     def histories(self, env, env_params, evaluations: list[dict]) -> list[dict[str, np.ndarray]]:
         return [history(env, env_params, np.asarray(e["actions"][GROUP])[: env.episode_length]) for e in evaluations]

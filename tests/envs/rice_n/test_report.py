@@ -59,3 +59,24 @@ def test_evaluate_reports_the_competition_metrics_and_compares_runs(tmp_path, ca
     comparison = json.loads((tmp_path / "team" / "comparison.json").read_text())
     assert comparison["points"][0] == comparison["points"][1] == np.mean(summary["index_points"], axis=0).tolist()
     assert "Temperature Rise" in capsys.readouterr().out
+
+
+def test_ippo_trains_on_the_factored_observation_unless_told_otherwise(tmp_path, capsys):
+    """The CLI's default layout for a learner that takes factored observations; ``--env-set``
+    wins; APG's relaxation (one flat layout) gets nothing; a run built from the options sees
+    the factored space."""
+    from jaxclimate.core.factored import FactoredBox
+
+    base = TINY + ["--run-dir", str(tmp_path / "run")]
+    options = train.build_options(base)
+    assert options.env_overrides["observation"] == "factored"
+    env, *_ = train.make_run(options)
+    assert isinstance(env.observation_space(), FactoredBox)
+    assert train.build_options(base + ["--env-set", "observation=flat"]).env_overrides["observation"] == "flat"
+    rates = ["--env", "rice-n-rates", "--algo", "apg", "--run-dir", str(tmp_path / "apg"), "--quiet"]
+    assert "observation" not in train.build_options(rates).env_overrides
+    samples = ["--set", "minibatch_size=8"]  # minibatches of single samples: only on the flat layout
+    assert train.build_options(base + samples + ["--env-set", "observation=flat"]).config["minibatch_size"] == 8
+    with pytest.raises(SystemExit):
+        train.build_options(base + samples)
+    assert "--env-set observation=flat" in capsys.readouterr().err  # the error says how to train anyway
