@@ -233,25 +233,42 @@ def rice_n_cpu() -> str:
     return table(header, rows, left=2)
 
 
-def rice_n_jice_cpu() -> str:
-    """bench_rice_n-jice: one row per (`impl`, `what`, `regions`) of `jice.rows` and `rows`, one column per
-    `n_envs` with `env_steps_per_s` and, for ours, `ratio_vs_jice` (jice timed in the same run)."""
-    rec = record(BENCH / "bench_rice_n-jice-cpu.json")
+def rice_n_peers_cpu() -> str:
+    """bench_rice_n-jice-pax: one row per (`impl`, `what`, `regions`) of `jice.rows`, `pax.rows` and `rows`, one
+    column per `n_envs` with `env_steps_per_s` and, for ours, `ratio_vs_jice` / `ratio_vs_pax` (each peer timed
+    in the same run, in interleaved rounds)."""
+    rec = record(BENCH / "bench_rice_n-jice-pax-cpu.json")
     envs = rec["config"]["envs"]
-    measured = rec["jice"]["rows"] + rec["rows"]  # jice's rows first
+    measured = rec["jice"]["rows"] + rec["pax"]["rows"] + rec["rows"]  # the peers' rows first
     kinds = list(dict.fromkeys((r["impl"], r["what"], r["regions"]) for r in measured))
     by = {(r["impl"], r["what"], r["regions"], r["n_envs"]): r for r in measured}
+    labels = {"jice": "jice (RICE-N authors' JAX port)", "pax": "pax (UCL DARK's JAX Rice)"}
     rows = []
     for impl, what, regions in kinds:
         cells = []
         for n in envs:
             r = by[impl, what, regions, n]
-            ratio = f" ({r['ratio_vs_jice']:.2f}×)" if "ratio_vs_jice" in r else ""
-            cells.append(kilo(r["env_steps_per_s"], 1) + ratio)
-        label = "jice (authors' JAX port)" if impl == "jice" else f"ours, {what.replace('step, ', '')}".replace("ours, step", "ours, flat")
+            ratios = [f"{r[f'ratio_vs_{peer}']:.2f}× {peer}" for peer in ("jice", "pax") if f"ratio_vs_{peer}" in r]
+            cells.append(kilo(r["env_steps_per_s"], 1) + (f" ({', '.join(ratios)})" if ratios else ""))
+        label = labels.get(impl) or f"ours, {what.replace('step, ', '')}".replace("ours, step", "ours, flat")
         rows.append([label, str(regions), *cells])
-    header = ["implementation, observation", "regions", *[f"{n:,} envs (× jice)" for n in envs]]
+    header = ["implementation, observation", "regions", *[f"{n:,} envs" for n in envs]]
     return table(header, rows, left=2)
+
+
+def rice_n_training_cpu() -> str:
+    """bench_rice_n_training: per row `impl`, `observation`, `regions`, `observation_features`, `env_steps_per_s`,
+    `ratio_vs_jice` (median per-round ratio) and `kernel_s` as shares of its `total` (the profiled run)."""
+    rec = record(BENCH / "bench_rice_n_training-cpu.json")
+    rows = []
+    for r in rec["rows"]:
+        label = "jice's PPO" if r["impl"] == "jice" else f"our IPPO, {r['observation']}"
+        kernels = r["kernel_s"]
+        shares = [f"{kernels[k] / kernels['total']:.0%}" for k in ("matmul", "random numbers", "initialisation", "other")]
+        ratio = f"{r['ratio_vs_jice']:.2f}×" if "ratio_vs_jice" in r else "—"
+        rows.append([label, str(r["regions"]), str(r["observation_features"]), count(r["env_steps_per_s"]), ratio, *shares])
+    header = ["program", "regions", "features per region", "env-steps/s", "× jice", "matmul", "random numbers", "network init", "other kernels"]
+    return table(header, rows, left=3)
 
 
 def rice_n_protocols() -> str:
@@ -825,7 +842,8 @@ TABLES = {
     "fedrain-ddpg-throughput-cpu": fedrain_cpu,
     "gradient-alignment": gradient_alignment,
     "rice-n-training": rice_n_training,
-    "rice-n-jice-cpu": rice_n_jice_cpu,
+    "rice-n-peers-cpu": rice_n_peers_cpu,
+    "rice-n-training-cpu": rice_n_training_cpu,
     "rice-n-protocols": rice_n_protocols,
     "invest-esg-fig3": invest_esg_fig3,
     "invest-esg-schelling": invest_esg_schelling,
