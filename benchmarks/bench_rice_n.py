@@ -91,7 +91,7 @@ use_cpu_safe_xla_flags()
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from benchmarks.harness import format_table, save_results, time_compiled  # noqa: E402
+from benchmarks.harness import format_table, paired_ratio, save_results, time_compiled, time_interleaved  # noqa: E402
 from benchmarks.peers import (  # noqa: E402
     JICE_ENV_VAR,
     PAX_ENV_VAR,
@@ -242,21 +242,15 @@ def rows_for(protocol: str, what: str, args, regions: int = 27) -> list[tuple[di
 
 def time_jobs(jobs: list[tuple[dict, Callable, jax.Array]], repeats: int) -> list[dict]:
     """Compile every job's rollout (compile time apart), run each once to warm up, then time
-    them in ``repeats`` interleaved rounds (each round runs every job once, so a slow spell of
-    a shared machine hits every row of a round alike and per-round ratios between rows stay
-    steadier than ratios of medians). Fills each row's times and rates; returns the rows."""
-    compiled = []
+    them in ``repeats`` interleaved rounds (``harness.time_interleaved``: each round runs every
+    job once, so a slow spell of a shared machine hits every row of a round alike). Fills each
+    row's times and rates; returns the rows."""
+    programs = []
     for row, fn, keys in jobs:
         start = time.perf_counter()
-        compiled.append(jax.jit(fn).lower(keys).compile())
+        programs.append((jax.jit(fn).lower(keys).compile(), (keys,)))
         row["compile_s"] = time.perf_counter() - start
-        jax.block_until_ready(compiled[-1](keys))
-    runs = [[] for _ in jobs]
-    for _ in range(repeats):
-        for times, program, (_, _, keys) in zip(runs, compiled, jobs):
-            start = time.perf_counter()
-            jax.block_until_ready(program(keys))
-            times.append(time.perf_counter() - start)
+    runs = time_interleaved(programs, repeats)
     rows = []
     for times, (row, _, _) in zip(runs, jobs):
         median = statistics.median(times)
@@ -269,11 +263,6 @@ def time_jobs(jobs: list[tuple[dict, Callable, jax.Array]], repeats: int) -> lis
         )
         rows.append(row)
     return rows
-
-
-def paired_ratio(ours: dict, peer: dict) -> float:
-    """The median over rounds of our env-steps/s over the peer's in the same round."""
-    return statistics.median((ours["env_steps"] / a) / (peer["env_steps"] / b) for a, b in zip(ours["runs_s"], peer["runs_s"]))
 
 
 def jice_rollout_checksum(env, keys, num_steps):
@@ -312,11 +301,12 @@ def peer_job(what: dict, fn: Callable, n: int, steps: int) -> tuple[dict, Callab
 
 def with_ratio_vs_jice(rows: list[dict], jice: list[dict]) -> list[dict]:
     """``ratio_vs_jice`` on each of our rows without negotiation: its env-steps/s over jice's at
-    the same number of envs (None where jice has no such row)."""
+    the same number of envs, paired round by round (no ratio where jice has no such row)."""
     by_envs = {r["n_envs"]: r for r in jice}
     for row in rows:
         if row["protocol"] == "none" and row["n_envs"] in by_envs:
-            row["ratio_vs_jice"] = paired_ratio(row, by_envs[row["n_envs"]])
+            ratio = paired_ratio(row, by_envs[row["n_envs"]])
+            row["ratio_vs_jice"], row["ratio_vs_jice_quartiles"] = ratio["median"], [ratio["q1"], ratio["q3"]]
     return rows
 
 
@@ -352,11 +342,13 @@ def pax_rows(root: Path, args) -> list[tuple[dict, Callable, jax.Array]]:
 
 def with_ratio_vs_pax(rows: list[dict], pax: list[dict]) -> list[dict]:
     """``ratio_vs_pax`` on each of our rows without negotiation at pax's number of regions (27):
-    its env-steps/s over pax's at the same number of envs (None where pax has no such row)."""
+    its env-steps/s over pax's at the same number of envs, paired round by round (no ratio where
+    pax has no such row)."""
     by_envs = {(r["regions"], r["n_envs"]): r for r in pax}
     for row in rows:
         if row["protocol"] == "none" and (row["regions"], row["n_envs"]) in by_envs:
-            row["ratio_vs_pax"] = paired_ratio(row, by_envs[row["regions"], row["n_envs"]])
+            ratio = paired_ratio(row, by_envs[row["regions"], row["n_envs"]])
+            row["ratio_vs_pax"], row["ratio_vs_pax_quartiles"] = ratio["median"], [ratio["q1"], ratio["q3"]]
     return rows
 
 

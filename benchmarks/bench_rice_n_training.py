@@ -15,10 +15,13 @@ regions, 637 at 20: the reference's vector, where jice observes 57); ``--regions
 full model. Each program is compiled ahead of time (``jax.jit(train).lower(key).compile()``),
 run once to warm up, then timed in ``--repeats`` interleaved rounds (each round runs every
 program once, so a slow spell of this shared machine hits all of them); the median is
-reported, and ``× jice`` is the median over rounds of jice's time / ours in the same round.
-``--profile`` runs each program once more, at 2,000 env steps (5 updates), under the
-profiler and reports its kernel time by kind (matmul, random numbers, initialisation, other;
-benchmarks/xla_profile.py). jice's rows
+reported, and ``× jice`` is the median over rounds of our rate / jice's in the same round
+(with its quartiles). ``--profile`` compiles a short version of each program (2,000 env
+steps, 5 updates, or ``--steps`` if fewer), runs it once to warm up and once under the
+profiler, and reports its kernel time by kind (matmul, random numbers, network
+initialisation, other; benchmarks/xla_profile.py). The initialisation is a fixed cost, so its
+share of the short run is about 4× its share of an 8,000-step one; jice initialises its
+networks outside its training program (0 %). jice's rows
 are skipped with a note without a checkout (benchmarks/peers.py).
 """
 
@@ -39,7 +42,7 @@ use_cpu_safe_xla_flags()
 
 import jax  # noqa: E402
 
-from benchmarks.harness import format_table, save_results  # noqa: E402
+from benchmarks.harness import format_table, paired_ratio, save_results, time_interleaved  # noqa: E402
 from benchmarks.peers import JICE_ENV_VAR, import_jice, jice_root, load_jice  # noqa: E402
 from benchmarks.xla_profile import KINDS, profile_by_kind  # noqa: E402
 
@@ -114,22 +117,6 @@ def compiled_program(train) -> tuple[Any, float]:
     return compiled, time.perf_counter() - start
 
 
-def run_seconds(compiled) -> float:
-    start = time.perf_counter()
-    jax.block_until_ready(compiled(KEY))
-    return time.perf_counter() - start
-
-
-def interleaved(programs: list, repeats: int) -> list[list[float]]:
-    """Each program's run times over ``repeats`` rounds, every round running each program
-    once in turn (after one warm-up run each): a slow spell of the machine then hits every
-    program of a round, and per-round ratios stay steadier than ratios of medians."""
-    for compiled in programs:
-        run_seconds(compiled)
-    rounds = [[run_seconds(compiled) for compiled in programs] for _ in range(repeats)]
-    return [list(times) for times in zip(*rounds)]
-
-
 def kernel_shares(row: dict) -> dict:
     """A row's kernel time by kind as shares of its total (for the printed table)."""
     total = row["kernel_s"]["total"]
@@ -159,11 +146,12 @@ def main(argv=None) -> list[dict]:
         rows.append(row)
         compiled.append(program)
         print(f"  compiled {row['impl']}, {row['observation']}, {row['regions']} regions in {row['compile_s']:.1f} s", flush=True)
-    for row, runs in zip(rows, interleaved(compiled, args.repeats)):
+    for row, runs in zip(rows, time_interleaved([(program, (KEY,)) for program in compiled], args.repeats)):
         row |= {"runs_s": runs, "median_s": statistics.median(runs), "env_steps_per_s": row["env_steps"] / statistics.median(runs)}
     if rows and rows[0]["impl"] == "jice":
-        for row in rows[1:]:  # ours over jice's env-steps/s, round by round (equal env steps)
-            row["ratio_vs_jice"] = statistics.median(j / o for j, o in zip(rows[0]["runs_s"], row["runs_s"]))
+        for row in rows[1:]:  # ours over jice's env-steps/s, round by round
+            ratio = paired_ratio(row, rows[0])
+            row["ratio_vs_jice"], row["ratio_vs_jice_quartiles"] = ratio["median"], [ratio["q1"], ratio["q3"]]
     if args.profile:  # a short run of each program: the profiler's buffer is bounded
         steps = min(args.steps, PROFILE_STEPS)
         for row in rows:

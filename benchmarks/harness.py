@@ -56,6 +56,34 @@ def time_compiled(fn: Callable, *args: Any, repeats: int = 5) -> dict[str, Any]:
     return {"compile_s": compile_s, "median_s": statistics.median(runs), "runs_s": runs}
 
 
+def time_interleaved(programs: list[tuple[Callable, tuple]], repeats: int) -> list[list[float]]:
+    """Seconds of each ``(compiled, args)`` program over ``repeats`` interleaved rounds, after
+    one warm-up run each. Every round runs every program once, in reverse order every other
+    round: a slow spell of a shared machine then falls on the programs of a round alike, and
+    no program always runs right after the same one. Pair rounds with :func:`paired_ratio`."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    for compiled, args in programs:
+        jax.block_until_ready(compiled(*args))
+    runs: list[list[float]] = [[] for _ in programs]
+    for round_ in range(repeats):
+        order = range(len(programs)) if round_ % 2 == 0 else reversed(range(len(programs)))
+        for i in order:
+            compiled, args = programs[i]
+            start = time.perf_counter()
+            jax.block_until_ready(compiled(*args))
+            runs[i].append(time.perf_counter() - start)
+    return runs
+
+
+def paired_ratio(ours: dict[str, Any], peer: dict[str, Any]) -> dict[str, float]:
+    """Our rate over the peer's, round by round (rows with ``env_steps`` and ``runs_s`` from
+    the same :func:`time_interleaved` call): the median and quartiles over rounds."""
+    ratios = [(ours["env_steps"] / a) / (peer["env_steps"] / b) for a, b in zip(ours["runs_s"], peer["runs_s"], strict=True)]
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+    return {"median": statistics.median(ratios), "q1": quartiles[0], "q3": quartiles[2]}
+
+
 def time_python(fn: Callable[[], Any], repeats: int = 5) -> dict[str, Any]:
     """Median wall time of ``repeats`` calls of a host (non-JAX) function, after one warm-up."""
     fn()

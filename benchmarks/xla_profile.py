@@ -13,11 +13,11 @@ instruction in the compiled HLO. Each kernel is put in one kind from the HLO tex
 * ``other``: everything else (element-wise work, reductions, copies, gathers, scatters).
 
 Control flow (``while``, ``call``, ``conditional``) is not a kernel: its time is the time of
-the kernels inside it, which are counted themselves. The trace adds its own overhead to each
-kernel (a few µs), so the kinds' sum exceeds an untraced run's wall time by a little; the
-shares are what to read. The profiler's buffer holds a bounded number of events: a long
-program's trace loses some (its ``total`` falls well short of its ``wall``), so profile a
-short one, e.g. a few updates of a trainer.
+the kernels inside it, which are counted themselves. The trace adds a little to each kernel,
+and XLA:CPU may run independent kernels at once on several threads, so the kinds' sum can
+exceed the traced run's wall time; the shares are what to read. The profiler's buffer holds a
+bounded number of events: a long program's trace loses some (its ``total`` then falls well
+short of its ``wall``), so profile a short one, e.g. a few updates of a trainer.
 """
 
 from __future__ import annotations
@@ -95,7 +95,8 @@ def profile_by_kind(compiled: Any, *args: Any) -> dict[str, float]:
     """Run ``compiled(*args)`` once under the profiler; seconds of kernel time per kind
     (:data:`KINDS`), their ``"total"`` and the traced run's ``"wall"`` time. ``compiled`` is a
     ``jax.jit(f).lower(...).compile()``. The profiler keeps a bounded number of events, so
-    profile a short program: ``total`` well under ``wall`` means events were dropped."""
+    profile a short program: ``total`` well under ``wall`` means events were dropped (kernels
+    running at once can also put it over). Raises if no kernel of the program was traced."""
     kinds = instruction_kinds(compiled.as_text())
     jax.block_until_ready(compiled(*args))  # first-call allocations stay out of the trace
     with tempfile.TemporaryDirectory() as trace_dir:
@@ -110,5 +111,7 @@ def profile_by_kind(compiled: Any, *args: Any) -> dict[str, float]:
         if kind in out:
             out[kind] += seconds
     out["total"] = sum(out[k] for k in KINDS)
+    if out["total"] == 0:
+        raise RuntimeError("the profiler traced none of the program's kernels (a jax or XLA version that names them otherwise?)")
     out["wall"] = wall
     return out

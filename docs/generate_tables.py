@@ -266,7 +266,7 @@ def rice_n_training_cpu() -> str:
         kernels = r["kernel_s"]
         shares = [f"{kernels[k] / kernels['total']:.0%}" for k in ("matmul", "random numbers", "initialisation", "other")]
         ratio = f"{r['ratio_vs_jice']:.2f}×" if "ratio_vs_jice" in r else "—"
-        rows.append([label, str(r["regions"]), str(r["observation_features"]), count(r["env_steps_per_s"]), ratio, *shares])
+        rows.append([label, str(r["regions"]), count(r["observation_features"]), count(r["env_steps_per_s"]), ratio, *shares])
     header = ["program", "regions", "features per region", "env-steps/s", "× jice", "matmul", "random numbers", "network init", "other kernels"]
     return table(header, rows, left=3)
 

@@ -328,3 +328,18 @@ def test_gpu_probes_ebm_solvers_agree_on_a_dry_run(tmp_path):
     assert [row["solver"] for row in ebm["solvers"]][0] == "lax.linalg.tridiagonal_solve"
     assert all(row["max_abs_diff"] < 1e-4 for row in ebm["solvers"])  # every method solves the same systems
     assert ebm["rollout_200_steps_sampled_actions_s"] > 0 and ebm["rollout_200_steps_held_action_s"] > 0
+
+
+def test_interleaved_rounds_alternate_their_order_and_ratios_pair_rounds():
+    import jax.numpy as jnp
+
+    from benchmarks.harness import paired_ratio, time_interleaved
+
+    calls = []
+    programs = [(lambda name: (calls.append(name), jnp.zeros(()))[1], (name,)) for name in "ab"]
+    runs = time_interleaved(programs, repeats=3)
+    assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]  # warm-up, then rounds in alternating order
+    assert [len(r) for r in runs] == [3, 3]
+    # ours runs 2× the env steps of the peer in each round's time: rates 2, 1 and 4 times the peer's
+    ratio = paired_ratio({"env_steps": 200, "runs_s": [1.0, 2.0, 0.5]}, {"env_steps": 100, "runs_s": [1.0, 1.0, 1.0]})
+    assert ratio["median"] == 2.0 and ratio["q1"] <= 2.0 <= ratio["q3"]

