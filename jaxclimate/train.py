@@ -365,7 +365,12 @@ def build_options(argv: list[str] | None = None) -> RunOptions:
         parser.error(str(err))
     _check_flags(parser, args)
     algo = get_algorithm(args.algo)
-    env_overrides = report_for(args.env).env_defaults(algo) | {k: parse_value(v) for k, v in dict(args.env_set).items()}
+    user_overrides = {k: parse_value(v) for k, v in dict(args.env_set).items()}
+    env_defaults = {k: v for k, v in report_for(args.env).env_defaults(algo).items() if k not in user_overrides}
+    if env_defaults and not args.quiet:
+        said = ", ".join(f"{k}={v}" for k, v in env_defaults.items())
+        print(f"note: {args.env} trains {algo.name} with {said} by default (--env-set KEY=VALUE changes it)", file=sys.stderr)
+    env_overrides = env_defaults | user_overrides
     for name in ("scenario", "engine"):
         if getattr(args, name) is not None:
             env_overrides[name] = getattr(args, name)

@@ -70,8 +70,9 @@ def test_ippo_trains_on_the_factored_observation_unless_told_otherwise(tmp_path,
     from jaxclimate.reporting import report_for
 
     base = TINY + ["--run-dir", str(tmp_path / "run")]
-    options = train.build_options(base)
+    options = train.build_options([a for a in base if a != "--quiet"])
     assert options.env_overrides["observation"] == "factored"
+    assert "observation=factored by default" in capsys.readouterr().err  # said once, where the run starts
     env, *_ = train.make_run(options)
     assert isinstance(env.observation_space(), FactoredBox)
     assert train.build_options(base + ["--env-set", "observation=flat"]).env_overrides["observation"] == "flat"
