@@ -29,6 +29,7 @@ Compiled programs are kept in JAX's persistent compilation cache in the checkout
 ``JAXCLIMATE_COMPILE_CACHE=0`` runs the suite without it.
 """
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -238,6 +239,16 @@ def pytest_terminal_summary(terminalreporter, config):
     tr.write_line(
         f"all {len(_timings)} tests: {total:.0f} s of test time, {compiled:.0f} s compiling ({compiled / total:.0%}; subprocesses not counted)"
     )
+
+
+@pytest.fixture
+def table_generator():
+    """docs/generate_tables.py as a module (docs/ is not a package): the docs' generated tables
+    and the records they come from."""
+    spec = importlib.util.spec_from_file_location("generate_tables", Path(__file__).resolve().parents[1] / "docs" / "generate_tables.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture

@@ -5,9 +5,6 @@ box-constrained problem, and its gradient is the objective's (central difference
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -17,7 +14,6 @@ from jaxclimate import make
 from jaxclimate.envs.ebm import area_weighted_rmse_bands, static_baseline
 from jaxclimate.envs.ebm.evaluation import action_box, calibrate_static, calibration_objective, held_action_profile
 
-ROOT = Path(__file__).resolve().parents[1]
 ITERATIONS = 1000  # one run serves the first two checks: enough for the KKT tolerance below
 STEPS = 50  # a quarter of the paper's episode keeps the fit a few seconds under the suite's compile flags
 
@@ -89,10 +85,8 @@ def test_objective_gradient_matches_central_differences(x64):
     np.testing.assert_allclose(analytic, central, rtol=1e-3)
 
 
-def test_docs_table_matches_the_record():
+def test_docs_table_matches_the_record(table_generator):
     """docs/ebm_calibrated.md's generated tables are the ones baselines/results/ebm_calibrated.json gives."""
-    spec = importlib.util.spec_from_file_location("generate_tables", ROOT / "docs" / "generate_tables.py")
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = table_generator
     page, tables = generator.CALIBRATED_PAGE, generator.CALIBRATED_TABLES
     assert not generator.stale(page.read_text(), tables), "run python docs/generate_tables.py"

@@ -6,7 +6,6 @@ without them; the tables test needs nothing but the records.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -18,24 +17,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _generator():
-    """docs/generate_tables.py, loaded from its path (docs/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("generate_tables", ROOT / "docs" / "generate_tables.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_results_tables_match_their_records():
+def test_results_tables_match_their_records(table_generator):
     """Every generated table of docs/results.md is the one its record gives (`python docs/generate_tables.py` rewrites them)."""
-    generator = _generator()
+    generator = table_generator
     stale = generator.stale(generator.PAGE.read_text())
     assert not stale, f"docs/results.md disagrees with the records in tables {stale}: run python docs/generate_tables.py --check"
 
 
-def test_the_table_check_can_fail():
+def test_the_table_check_can_fail(table_generator):
     """A changed number, a missing table and a marker without a generator are all caught."""
-    generator = _generator()
+    generator = table_generator
     text = generator.PAGE.read_text()
     ebm = generator.rendered(text)["ebm-cpu"]
     assert generator.stale(text.replace(ebm, ebm.replace("7,718", "7,719"))) == ["ebm-cpu"]

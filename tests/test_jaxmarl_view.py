@@ -141,20 +141,17 @@ def test_jaxmarls_own_wrappers_run_over_every_environments_view(env_id):
         assert obs["__all__"].shape[0] == 2 and rewards["__all__"].shape == (2,)
 
 
-def test_the_recorded_jaxmarl_runs_say_what_the_interfaces_page_says():
+def test_the_recorded_jaxmarl_runs_say_what_the_interfaces_page_says(table_generator):
     """baselines/results/jaxmarl_ippo.json (baselines/jaxmarl_ippo.py) and its table in
     docs/interfaces.md §4.2: the table is the record's, and the record shows what the page
     claims — the discrete script reaches the game's best constant action in scenario i and
     beats random in ii; the continuous one beats random on the unit box and loses to it on the
     raw box; RICE-N and InvestESG run neither."""
-    import importlib.util
     import json
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("generate_tables", root / "docs" / "generate_tables.py")
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = table_generator
     assert not generator.stale(generator.INTERFACES_PAGE.read_text(), generator.INTERFACES_TABLES), "run python docs/generate_tables.py"
     rows = json.loads((root / "baselines" / "results" / "jaxmarl_ippo.json").read_text())["rows"]
     ran = {(r["env"], r["script"].rsplit("/", 1)[1], r["view"].get("box_actions", "raw")): r for r in rows if r["status"] == "ran"}

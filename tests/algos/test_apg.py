@@ -2,7 +2,6 @@
 through the dynamics agree with finite differences, the learner learns, and what it cannot
 differentiate is refused in one line."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -17,14 +16,6 @@ from jaxclimate.algos.registry import get_algorithm
 from jaxclimate.envs.ebm import EBMEnv
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _table_generator():
-    """docs/generate_tables.py as a module (the docs' tables and the records they come from)."""
-    spec = importlib.util.spec_from_file_location("generate_tables", ROOT / "docs" / "generate_tables.py")
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
-    return generator
 
 
 def test_ebm_return_gradient_matches_central_finite_differences(x64):
@@ -93,7 +84,7 @@ def test_apg_refuses_what_it_cannot_differentiate():
         APGConfig(objective="selfish")
 
 
-def test_the_recorded_apg_results_say_what_docs_apg_says():
+def test_the_recorded_apg_results_say_what_docs_apg_says(table_generator):
     """baselines/results/apg_{ebm,rice_n,gradients}.json and their tables in docs/apg.md: the
     tables are the records', and the records show the page's claims — on the EBM, by 160k env
     steps every environment and condition is below every DDPG/TD3 row's Σ band² but above the
@@ -101,7 +92,7 @@ def test_the_recorded_apg_results_say_what_docs_apg_says():
     the open-loop planner (which it cannot exceed); in the climate game one actor per country
     passes IPPO and a shared one does not; the EBM's, RICE-N's and the game's gradients stay
     within 1,000× their one-step value over the episode while InvestESG's compounds past 100×."""
-    generator = _table_generator()
+    generator = table_generator
     assert not generator.stale(generator.APG_PAGE.read_text(), generator.APG_TABLES), "run python docs/generate_tables.py"
     results = ROOT / "baselines" / "results"
     for row in json.loads((results / "apg_ebm.json").read_text())["rows"].values():
@@ -151,13 +142,13 @@ def test_shacs_critic_fits_its_targets_and_the_actor_still_learns():
     assert np.asarray(metrics["bands"]["critic_loss"]).shape == (2, 2) and np.isfinite(np.asarray(metrics["bands"]["critic_loss"])).all()
 
 
-def test_the_recorded_robustness_and_critic_results_say_what_the_docs_say():
+def test_the_recorded_robustness_and_critic_results_say_what_the_docs_say(table_generator):
     """baselines/results/apg_{robust,shac}.json and their tables in docs/robustness.md and
     docs/apg.md: in the climate game the distribution-trained actors have the better worst
     decile in every seed; on RICE-N two of three seeds agree within 0.1 W; the nominal open-loop
     planner is the best policy over the draws and business as usual the worst; SHAC's critic
     helps no window it was tried with."""
-    generator = _table_generator()
+    generator = table_generator
     assert not generator.stale(generator.ROBUST_PAGE.read_text(), generator.ROBUST_TABLES), "run python docs/generate_tables.py"
     results = ROOT / "baselines" / "results"
     cases = {c["case"]: c for c in json.loads((results / "apg_robust.json").read_text())["cases"]}
