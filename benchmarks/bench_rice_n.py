@@ -78,7 +78,6 @@ import argparse
 import functools
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -91,7 +90,7 @@ use_cpu_safe_xla_flags()
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from benchmarks.harness import format_table, paired_ratio, save_results, time_compiled, time_interleaved  # noqa: E402
+from benchmarks.harness import compile_timed, format_table, ratio_fields, save_results, time_compiled, time_interleaved  # noqa: E402
 from benchmarks.peers import (  # noqa: E402
     JICE_ENV_VAR,
     PAX_ENV_VAR,
@@ -247,9 +246,8 @@ def time_jobs(jobs: list[tuple[dict, Callable, jax.Array]], repeats: int) -> lis
     row's times and rates; returns the rows."""
     programs = []
     for row, fn, keys in jobs:
-        start = time.perf_counter()
-        programs.append((jax.jit(fn).lower(keys).compile(), (keys,)))
-        row["compile_s"] = time.perf_counter() - start
+        compiled, row["compile_s"] = compile_timed(fn, keys)
+        programs.append((compiled, (keys,)))
     runs = time_interleaved(programs, repeats)
     rows = []
     for times, (row, _, _) in zip(runs, jobs):
@@ -299,14 +297,16 @@ def peer_job(what: dict, fn: Callable, n: int, steps: int) -> tuple[dict, Callab
     return what | {"n_envs": n, "batch": n, "env_steps": n * steps}, fn, jax.random.split(jax.random.PRNGKey(0), n)
 
 
-def with_ratio_vs_jice(rows: list[dict], jice: list[dict]) -> list[dict]:
-    """``ratio_vs_jice`` on each of our rows without negotiation: its env-steps/s over jice's at
-    the same number of envs, paired round by round (no ratio where jice has no such row)."""
-    by_envs = {r["n_envs"]: r for r in jice}
+def with_ratio_vs(rows: list[dict], peer_rows: list[dict], peer: str, match: tuple[str, ...]) -> list[dict]:
+    """``ratio_vs_<peer>`` (and its quartiles) on each of our rows without negotiation: its
+    env-steps/s over the peer's row with the same ``match`` fields (jice: the number of envs,
+    at its own 20 regions; pax: regions and envs), paired round by round; no ratio where the
+    peer has no such row."""
+    by_key = {tuple(r[k] for k in match): r for r in peer_rows}
     for row in rows:
-        if row["protocol"] == "none" and row["n_envs"] in by_envs:
-            ratio = paired_ratio(row, by_envs[row["n_envs"]])
-            row["ratio_vs_jice"], row["ratio_vs_jice_quartiles"] = ratio["median"], [ratio["q1"], ratio["q3"]]
+        key = tuple(row[k] for k in match)
+        if row["protocol"] == "none" and key in by_key:
+            row |= ratio_fields(row, by_key[key], peer)
     return rows
 
 
@@ -340,18 +340,6 @@ def pax_rows(root: Path, args) -> list[tuple[dict, Callable, jax.Array]]:
     return [peer_job(what, functools.partial(pax_rollout_checksum, env, num_steps=steps), n, steps) for n in args.envs]
 
 
-def with_ratio_vs_pax(rows: list[dict], pax: list[dict]) -> list[dict]:
-    """``ratio_vs_pax`` on each of our rows without negotiation at pax's number of regions (27):
-    its env-steps/s over pax's at the same number of envs, paired round by round (no ratio where
-    pax has no such row)."""
-    by_envs = {(r["regions"], r["n_envs"]): r for r in pax}
-    for row in rows:
-        if row["protocol"] == "none" and (row["regions"], row["n_envs"]) in by_envs:
-            ratio = paired_ratio(row, by_envs[row["regions"], row["n_envs"]])
-            row["ratio_vs_pax"], row["ratio_vs_pax_quartiles"] = ratio["median"], [ratio["q1"], ratio["q3"]]
-    return rows
-
-
 def memory_pass_rate(nbytes: float = 115e6, repeats: int = 5) -> float:
     """Bytes per second of one in-place elementwise pass (read + write) over an ``nbytes``
     float32 array, the best case for writing a batch's observations (median of ``repeats``)."""
@@ -376,12 +364,12 @@ def main(argv=None) -> dict:
     pax = [r for r in timed if r["impl"] == "pax"]
     rows = [r for r in timed if r["impl"] == "jaxclimate"]
     if jice:
-        rows = with_ratio_vs_jice(rows, jice)
+        rows = with_ratio_vs(rows, jice, "jice", ("n_envs",))
         jice_note = f"jice from {root}"
     else:
         jice_note = f"jice rows skipped: no jice checkout given (--jice PATH or ${JICE_ENV_VAR}; see benchmarks/peers.py)"
     if pax:
-        rows = with_ratio_vs_pax(rows, pax)
+        rows = with_ratio_vs(rows, pax, "pax", ("regions", "n_envs"))
         commit = checkout_commit(pax_at)
         pax_note = f"pax from {pax_at}" + (f" at commit {commit}" if commit else " (no git work tree: commit unknown)")
     else:

@@ -30,9 +30,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -42,7 +40,7 @@ use_cpu_safe_xla_flags()
 
 import jax  # noqa: E402
 
-from benchmarks.harness import format_table, paired_ratio, save_results, time_interleaved  # noqa: E402
+from benchmarks.harness import compile_timed, format_table, ratio_fields, save_results, time_interleaved  # noqa: E402
 from benchmarks.peers import JICE_ENV_VAR, import_jice, jice_root, load_jice  # noqa: E402
 from benchmarks.xla_profile import KINDS, profile_by_kind  # noqa: E402
 
@@ -110,13 +108,6 @@ def jice(root: Path, steps: int):
     return build_ppo_trainer(env=env, trainer_params=params), params.num_iterations * params.num_envs * params.num_steps, settings
 
 
-def compiled_program(train) -> tuple[Any, float]:
-    """(``jax.jit(train)`` compiled ahead of time for one key, compile seconds)."""
-    start = time.perf_counter()
-    compiled = jax.jit(train).lower(KEY).compile()
-    return compiled, time.perf_counter() - start
-
-
 def kernel_shares(row: dict) -> dict:
     """A row's kernel time by kind as shares of its total (for the printed table)."""
     total = row["kernel_s"]["total"]
@@ -142,7 +133,7 @@ def main(argv=None) -> list[dict]:
             programs.append(({"impl": "jaxclimate", "observation": layout, "regions": regions, **settings, "env_steps": env_steps}, train))
     rows, compiled = [], []
     for row, train in programs:
-        program, row["compile_s"] = compiled_program(train)
+        program, row["compile_s"] = compile_timed(train, KEY)
         rows.append(row)
         compiled.append(program)
         print(f"  compiled {row['impl']}, {row['observation']}, {row['regions']} regions in {row['compile_s']:.1f} s", flush=True)
@@ -150,13 +141,12 @@ def main(argv=None) -> list[dict]:
         row |= {"runs_s": runs, "median_s": statistics.median(runs), "env_steps_per_s": row["env_steps"] / statistics.median(runs)}
     if rows and rows[0]["impl"] == "jice":
         for row in rows[1:]:  # ours over jice's env-steps/s, round by round
-            ratio = paired_ratio(row, rows[0])
-            row["ratio_vs_jice"], row["ratio_vs_jice_quartiles"] = ratio["median"], [ratio["q1"], ratio["q3"]]
+            row |= ratio_fields(row, rows[0], "jice")
     if args.profile:  # a short run of each program: the profiler's buffer is bounded
         steps = min(args.steps, PROFILE_STEPS)
         for row in rows:
             train = jice(root, steps)[0] if row["impl"] == "jice" else ours(row["observation"], row["regions"], steps)[0]
-            row["kernel_s"] = profile_by_kind(compiled_program(train)[0], KEY) | {"env_steps": steps}
+            row["kernel_s"] = profile_by_kind(compile_timed(train, KEY)[0], KEY) | {"env_steps": steps}
     columns = [("impl", "impl", "s"), ("observation", "observation", "s"), ("regions", "regions", "d")]
     columns += [("env_steps_per_s", "env-steps/s", ",.0f"), ("compile_s", "compile s", ".1f"), ("ratio_vs_jice", "× jice", ".2f")]
     print(format_table(rows, columns))

@@ -38,15 +38,20 @@ def device_info() -> dict[str, Any]:
     }
 
 
+def compile_timed(fn: Callable, *args: Any) -> tuple[Any, float]:
+    """``jax.jit(fn)`` compiled ahead of time for ``args``, and the seconds that took."""
+    start = time.perf_counter()
+    compiled = jax.jit(fn).lower(*args).compile()
+    return compiled, time.perf_counter() - start
+
+
 def time_compiled(fn: Callable, *args: Any, repeats: int = 5) -> dict[str, Any]:
     """Compile ``jax.jit(fn)`` for ``args`` (timed on its own), then time ``repeats`` calls.
 
     Returns ``compile_s``, ``median_s``, ``runs_s``."""
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
-    start = time.perf_counter()
-    compiled = jax.jit(fn).lower(*args).compile()
-    compile_s = time.perf_counter() - start
+    compiled, compile_s = compile_timed(fn, *args)
     jax.block_until_ready(compiled(*args))  # warm-up: first-call allocations
     runs = []
     for _ in range(repeats):
@@ -82,6 +87,12 @@ def paired_ratio(ours: dict[str, Any], peer: dict[str, Any]) -> dict[str, float]
     ratios = [(ours["env_steps"] / a) / (peer["env_steps"] / b) for a, b in zip(ours["runs_s"], peer["runs_s"], strict=True)]
     quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
     return {"median": statistics.median(ratios), "q1": quartiles[0], "q3": quartiles[2]}
+
+
+def ratio_fields(ours: dict[str, Any], peer: dict[str, Any], name: str) -> dict[str, Any]:
+    """``ratio_vs_<name>`` (the :func:`paired_ratio` median) and ``ratio_vs_<name>_quartiles`` for a row."""
+    ratio = paired_ratio(ours, peer)
+    return {f"ratio_vs_{name}": ratio["median"], f"ratio_vs_{name}_quartiles": [ratio["q1"], ratio["q3"]]}
 
 
 def time_python(fn: Callable[[], Any], repeats: int = 5) -> dict[str, Any]:
