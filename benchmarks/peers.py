@@ -79,24 +79,33 @@ JICE_ENV_VAR = "JAXCLIMATE_JICE"
 JICE_TRAIN_SETTINGS = {"train_env": True, "scenario": "default", "diff_reward_mode": True, "relative_reward_mode": False, "disable_trading": False}
 
 
-def jice_root(path: str | os.PathLike | None = None) -> Path | None:
-    """The jice checkout to use: ``path``, else ``$JAXCLIMATE_JICE``, else None (no peer).
+#: jice's Rice module, relative to the folder holding the ``jice`` package
+JICE_RICE = Path("jice", "environment", "rice.py")
 
-    Accepts the repository root, any folder holding ``jice/``, or the ``jice/`` folder
-    itself; returns the folder holding ``jice/`` (what goes on ``sys.path``). A path that
-    is given but holds no jice raises ``FileNotFoundError``."""
-    given = path if path is not None else os.environ.get(JICE_ENV_VAR) or None
+
+def checkout_root(path: str | os.PathLike | None, env_var: str, module: Path) -> Path | None:
+    """A peer's checkout: ``path``, else ``$env_var``, else None (no peer). Accepts the folder
+    holding ``module`` (``package/…/rice.py``: the repository root or any folder holding the
+    package) or the package folder itself, and returns the folder holding the package (what
+    goes on ``sys.path``). A path that is given but holds no such module raises
+    ``FileNotFoundError``."""
+    given = path if path is not None else os.environ.get(env_var) or None
     if given is None:
         return None
     candidate = Path(given).expanduser().resolve()
-    if (candidate / "jice" / "environment" / "rice.py").is_file():
+    if (candidate / module).is_file():
         return candidate
-    if candidate.name == "jice" and (candidate / "environment" / "rice.py").is_file():
+    if candidate.name == module.parts[0] and (candidate.parent / module).is_file():
         return candidate.parent
-    raise FileNotFoundError(f"no jice checkout at {candidate} (expected jice/environment/rice.py in it or at it)")
+    raise FileNotFoundError(f"no {module.parts[0]} checkout at {candidate} (expected {module} in it or {module.parts[0]}/ to be it)")
 
 
-def apply_jice_shims() -> None:
+def jice_root(path: str | os.PathLike | None = None) -> Path | None:
+    """The jice checkout to use (``path``, else ``$JAXCLIMATE_JICE``; :func:`checkout_root`)."""
+    return checkout_root(path, JICE_ENV_VAR, JICE_RICE)
+
+
+def alias_tree_map() -> None:
     """Shim 1: ``jax.tree_map`` -> ``jax.tree_util.tree_map`` where this jax lacks it."""
     import jax
 
@@ -108,7 +117,7 @@ def apply_jice_shims() -> None:
 
 def import_jice(root: Path) -> Any:
     """Import the ``jice`` package from ``root`` (shimmed); returns ``jice.environment``."""
-    apply_jice_shims()
+    alias_tree_map()
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     import jice.environment
@@ -160,20 +169,8 @@ PAX_RICE = Path("pax", "envs", "rice", "rice.py")
 
 
 def pax_root(path: str | os.PathLike | None = None) -> Path | None:
-    """The pax checkout to use: ``path``, else ``$JAXCLIMATE_PAX``, else None (no peer).
-
-    Accepts the repository root, any folder holding ``pax/``, or the ``pax/`` package folder
-    itself; returns the folder holding ``pax/`` (what goes on ``sys.path``). A path that is
-    given but holds no pax Rice environment raises ``FileNotFoundError``."""
-    given = path if path is not None else os.environ.get(PAX_ENV_VAR) or None
-    if given is None:
-        return None
-    candidate = Path(given).expanduser().resolve()
-    if (candidate / PAX_RICE).is_file():
-        return candidate
-    if candidate.name == "pax" and (candidate.parent / PAX_RICE).is_file():
-        return candidate.parent
-    raise FileNotFoundError(f"no pax checkout at {candidate} (expected {PAX_RICE} in it or pax/ to be it)")
+    """The pax checkout to use (``path``, else ``$JAXCLIMATE_PAX``; :func:`checkout_root`)."""
+    return checkout_root(path, PAX_ENV_VAR, PAX_RICE)
 
 
 def checkout_commit(root: Path) -> str | None:
@@ -217,7 +214,7 @@ def import_pax(root: Path) -> Any:
     """Import pax's Rice module from ``root`` (shimmed); returns ``pax.envs.rice.rice``."""
     import jax.numpy as jnp
 
-    apply_jice_shims()  # shim 1
+    alias_tree_map()  # shim 1
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     import pax
