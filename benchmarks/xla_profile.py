@@ -43,37 +43,44 @@ _INIT = ("orthonormal_columns", "_init)", "jit(_initialize")
 def instruction_kinds(hlo_text: str) -> dict[str, str]:
     """``{instruction name: kind}`` for every instruction of a compiled module's HLO text
     (``compiled.as_text()``); control-flow instructions get the kind ``"control flow"``."""
-    bodies: dict[str, list[str]] = {}
-    current = None
-    for line in hlo_text.splitlines():
-        if line and not line.startswith(" ") and line.rstrip().endswith("{"):
-            current = line.split()[0].lstrip("%")
-            if current == "ENTRY":
-                current = line.split()[1].lstrip("%")
-            bodies[current] = []
-        elif current is not None:
-            bodies[current].append(line)
+    bodies = _computations(hlo_text)
     kinds = {}
     for lines in bodies.values():
-        for line in lines:
-            match = _INSTRUCTION.match(line)
-            if not match:
-                continue
+        for match in filter(None, map(_INSTRUCTION.match, lines)):
             name, opcode, rest = match.groups()
             called = re.search(r"calls=%?([\w.\-]+)", rest)
             body = "\n".join(bodies.get(called.group(1), [])) if called and opcode == "fusion" else ""
             op_name = (re.search(r'op_name="([^"]*)"', rest) or re.search(r'op_name="([^"]*)"', body) or [None, ""])[1]
-            if opcode in CONTROL_FLOW:
-                kinds[name] = "control flow"
-            elif any(marker in op_name for marker in _INIT):
-                kinds[name] = "initialisation"
-            elif any(marker in op_name for marker in _RANDOM):
-                kinds[name] = "random numbers"
-            elif opcode in ("dot", "convolution") or re.search(r" (dot|convolution)\(", body):
-                kinds[name] = "matmul"
-            else:
-                kinds[name] = "other"
+            kinds[name] = _kind(opcode, op_name, body)
     return kinds
+
+
+def _computations(hlo_text: str) -> dict[str, list[str]]:
+    """``{computation name: its lines}`` of an HLO module's text (the entry one by its own name)."""
+    bodies: dict[str, list[str]] = {}
+    current = None
+    for line in hlo_text.splitlines():
+        if line and not line.startswith(" ") and line.rstrip().endswith("{"):
+            words = line.split()
+            current = (words[1] if words[0] == "ENTRY" else words[0]).lstrip("%")
+            bodies[current] = []
+        elif current is not None:
+            bodies[current].append(line)
+    return bodies
+
+
+def _kind(opcode: str, op_name: str, fused_body: str) -> str:
+    """One instruction's kind from its opcode, its source's ``op_name`` and, for a fusion, the
+    text of the computation it fuses."""
+    if opcode in CONTROL_FLOW:
+        return "control flow"
+    if any(marker in op_name for marker in _INIT):
+        return "initialisation"
+    if any(marker in op_name for marker in _RANDOM):
+        return "random numbers"
+    if opcode in ("dot", "convolution") or re.search(r" (dot|convolution)\(", fused_body):
+        return "matmul"
+    return "other"
 
 
 def kernel_times(trace_dir: str) -> collections.Counter:
