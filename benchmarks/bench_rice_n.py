@@ -90,7 +90,7 @@ use_cpu_safe_xla_flags()
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from benchmarks.harness import compile_timed, format_table, ratio_fields, save_results, time_compiled, time_interleaved  # noqa: E402
+from benchmarks.harness import compile_timed, format_table, ratio_fields, save_results, time_compiled, time_interleaved, xla_variant_suffix  # noqa: E402
 from benchmarks.peers import (  # noqa: E402
     JICE_ENV_VAR,
     PAX_ENV_VAR,
@@ -417,7 +417,7 @@ def main(argv=None) -> dict:
             "env_steps_per_s": ORIGINAL_ENV_STEPS_PER_S,
         },
     }
-    name = "bench_rice_n" + ("-jice" if jice else "") + ("-pax" if pax else "")
+    name = "bench_rice_n" + ("-jice" if jice else "") + ("-pax" if pax else "") + xla_variant_suffix()
     path = save_results(name, payload, args.out)
     print(f"\nsaved {path}")
     return payload

@@ -40,7 +40,7 @@ use_cpu_safe_xla_flags()
 
 import jax  # noqa: E402
 
-from benchmarks.harness import compile_timed, format_table, ratio_fields, save_results, time_interleaved  # noqa: E402
+from benchmarks.harness import compile_timed, format_table, ratio_fields, save_results, time_interleaved, xla_variant_suffix  # noqa: E402
 from benchmarks.peers import JICE_ENV_VAR, import_jice, jice_root, load_jice  # noqa: E402
 from benchmarks.xla_profile import KINDS, profile_by_kind  # noqa: E402
 
@@ -160,7 +160,7 @@ def main(argv=None) -> list[dict]:
             )
         )
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-    path = save_results("bench_rice_n_training", {"config": config, "rows": rows}, args.out)
+    path = save_results("bench_rice_n_training" + xla_variant_suffix(), {"config": config, "rows": rows}, args.out)
     print(f"saved {path}")
     return rows
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import statistics
 import time
 from datetime import datetime, timezone
@@ -104,6 +105,26 @@ def time_python(fn: Callable[[], Any], repeats: int = 5) -> dict[str, Any]:
         fn()
         runs.append(time.perf_counter() - start)
     return {"median_s": statistics.median(runs), "runs_s": runs}
+
+
+#: XLA:CPU's flag naming the kinds of kernels it hands to the YNNPACK library (jax 0.10: dots,
+#: elementwise work and reductions by default); a peer's speed and ours move differently with it.
+YNN_FLAG = "xla_cpu_experimental_ynn_fusion_type"
+
+
+def xla_variant_suffix(flags: str | None = None) -> str:
+    """``"-ynn_<kinds>"`` when ``flags`` (default ``$XLA_FLAGS``) sets :data:`YNN_FLAG`
+    (``"-ynn_off"`` for none, ``"-ynn_dot"`` for ``LIBRARY_FUSION_TYPE_DOT``), ``""``
+    otherwise: a benchmark's record under other fusion settings then sits beside the default
+    one instead of replacing it."""
+    flags = os.environ.get("XLA_FLAGS", "") if flags is None else flags
+    match = None
+    for match in re.finditer(rf"--{YNN_FLAG}=(\S*)", flags):
+        pass  # the last setting wins, as XLA reads them
+    if match is None:
+        return ""
+    kinds = [k.strip().removeprefix("LIBRARY_FUSION_TYPE_").lower() for k in match.group(1).split(",") if k.strip()]
+    return "-ynn_" + ("_".join(kinds) if kinds else "off")
 
 
 def save_results(name: str, payload: dict[str, Any], results_dir: Path | None = None) -> Path:

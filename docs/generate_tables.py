@@ -256,6 +256,25 @@ def rice_n_peers_cpu() -> str:
     return table(header, rows, left=2)
 
 
+#: the YNN fusion settings of the flag-sensitivity records (benchmarks/harness.py::xla_variant_suffix)
+YNN_SETTINGS = (("", "default (dots, elementwise, reductions)"), ("-ynn_dot", "dots only"), ("-ynn_off", "off"))
+
+
+def rice_n_peers_ynn_cpu() -> str:
+    """bench_rice_n-jice[-ynn_dot|-ynn_off]: one row per YNN fusion setting, jice's `env_steps_per_s` and our
+    factored rows' `ratio_vs_jice` with its quartiles at each (`regions`, `n_envs`), timed in the same run."""
+    rows = []
+    for suffix, label in YNN_SETTINGS:
+        rec = record(BENCH / f"bench_rice_n-jice{suffix}-cpu.json")
+        jice = " / ".join(kilo(r["env_steps_per_s"]) for r in rec["jice"]["rows"])
+        ours = sorted((r for r in rec["rows"] if r["what"] == "step, factored"), key=lambda r: (r["regions"], r["n_envs"]))
+        cells = [f"{r['ratio_vs_jice']:.2f}× ({r['ratio_vs_jice_quartiles'][0]:.2f}–{r['ratio_vs_jice_quartiles'][1]:.2f})" for r in ours]
+        rows.append([label, jice, *cells])
+    envs = rec["config"]["envs"]
+    heads = [f"ours {k} regions, {n:,} envs" for k in rec["config"]["regions"] for n in envs]
+    return table(["XLA:CPU YNN fusions", f"jice env-steps/s ({' / '.join(f'{n:,}' for n in envs)} envs)", *heads], rows, left=2)
+
+
 def rice_n_training_cpu() -> str:
     """bench_rice_n_training: per row `impl`, `observation`, `regions`, `observation_features`, `env_steps_per_s`,
     `ratio_vs_jice` (median per-round ratio) and `kernel_s` as shares of its `total` (the profiled run)."""
@@ -843,6 +862,7 @@ TABLES = {
     "gradient-alignment": gradient_alignment,
     "rice-n-training": rice_n_training,
     "rice-n-peers-cpu": rice_n_peers_cpu,
+    "rice-n-peers-ynn-cpu": rice_n_peers_ynn_cpu,
     "rice-n-training-cpu": rice_n_training_cpu,
     "rice-n-protocols": rice_n_protocols,
     "invest-esg-fig3": invest_esg_fig3,

@@ -343,3 +343,15 @@ def test_interleaved_rounds_alternate_their_order_and_ratios_pair_rounds():
     # ours runs 2× the env steps of the peer in each round's time: rates 2, 1 and 4 times the peer's
     ratio = paired_ratio({"env_steps": 200, "runs_s": [1.0, 2.0, 0.5]}, {"env_steps": 100, "runs_s": [1.0, 1.0, 1.0]})
     assert ratio["median"] == 2.0 and ratio["q1"] <= 2.0 <= ratio["q3"]
+
+
+def test_records_under_other_ynn_fusion_settings_get_their_own_name():
+    from benchmarks.harness import xla_variant_suffix
+
+    base = "--xla_cpu_multi_thread_eigen=false"
+    assert xla_variant_suffix(base) == ""
+    assert xla_variant_suffix(f"--xla_cpu_experimental_ynn_fusion_type= {base}") == "-ynn_off"
+    assert xla_variant_suffix("--xla_cpu_experimental_ynn_fusion_type=LIBRARY_FUSION_TYPE_DOT") == "-ynn_dot"
+    two = "--xla_cpu_experimental_ynn_fusion_type=LIBRARY_FUSION_TYPE_DOT,LIBRARY_FUSION_TYPE_REDUCE"
+    assert xla_variant_suffix(two) == "-ynn_dot_reduce"
+    assert xla_variant_suffix(f"{two} --xla_cpu_experimental_ynn_fusion_type=") == "-ynn_off"  # the last one wins
