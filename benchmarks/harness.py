@@ -107,8 +107,9 @@ def time_python(fn: Callable[[], Any], repeats: int = 5) -> dict[str, Any]:
     return {"median_s": statistics.median(runs), "runs_s": runs}
 
 
-#: XLA:CPU's flag naming the kinds of kernels it hands to the YNNPACK library (jax 0.10: dots,
-#: elementwise work and reductions by default); a peer's speed and ours move differently with it.
+#: XLA:CPU's flag naming the kinds of kernels it hands to the YNNPACK library (jax 0.10: dots and
+#: reductions, with the elementwise work feeding them, by default); a peer's speed and ours move
+#: differently with it.
 YNN_FLAG = "xla_cpu_experimental_ynn_fusion_type"
 
 

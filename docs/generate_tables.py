@@ -257,7 +257,7 @@ def rice_n_peers_cpu() -> str:
 
 
 #: the YNN fusion settings of the flag-sensitivity records (benchmarks/harness.py::xla_variant_suffix)
-YNN_SETTINGS = (("", "default (dots, elementwise, reductions)"), ("-ynn_dot", "dots only"), ("-ynn_off", "off"))
+YNN_SETTINGS = (("", "default (dots, reductions)"), ("-ynn_dot", "dots only"), ("-ynn_off", "off"))
 
 
 def rice_n_peers_ynn_cpu() -> str:
