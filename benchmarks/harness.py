@@ -119,12 +119,10 @@ def xla_variant_suffix(flags: str | None = None) -> str:
     otherwise: a benchmark's record under other fusion settings then sits beside the default
     one instead of replacing it."""
     flags = os.environ.get("XLA_FLAGS", "") if flags is None else flags
-    match = None
-    for match in re.finditer(rf"--{YNN_FLAG}=(\S*)", flags):
-        pass  # the last setting wins, as XLA reads them
-    if match is None:
+    settings = re.findall(rf"--{YNN_FLAG}=(\S*)", flags)
+    if not settings:
         return ""
-    kinds = [k.strip().removeprefix("LIBRARY_FUSION_TYPE_").lower() for k in match.group(1).split(",") if k.strip()]
+    kinds = [k.removeprefix("LIBRARY_FUSION_TYPE_").lower() for k in settings[-1].split(",") if k]  # the last setting wins
     return "-ynn_" + ("_".join(kinds) if kinds else "off")
 
 
