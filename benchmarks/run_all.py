@@ -4,6 +4,7 @@
     python -m benchmarks --quick                  # a smoke run (CI): tiny batches, one repeat, into results/quick/
     python -m benchmarks --envs 1 256 4096 65536  # a GPU: up to 65,536 parallel envs
     python -m benchmarks --reuse ebm              # the ebm rows from its saved JSON, the rest measured
+    JAXCLIMATE_JICE=PATH JAXCLIMATE_PAX=PATH python -m benchmarks   # RICE-N's JAX peers timed beside ours
 
 Runs ``bench_ebm``, ``bench_climate_mitigation``, ``bench_rice_n``, ``bench_invest_esg`` and
 ``bench_fedrain`` (each still writes its own JSON), then writes one record of the whole:
@@ -130,6 +131,20 @@ def _rice_rows(p):
     rows = [
         _row("rice-n", f"{r['protocol']}, {r['what']}", r["n_envs"], r["env_steps_per_s"], r["median_s"], r["compile_s"], r.get("runs_s"))
         for r in p["rows"]
+    ]
+    # the JAX peers, where a checkout was given ($JAXCLIMATE_JICE, $JAXCLIMATE_PAX): timed in the same run
+    rows += [
+        _row(
+            "rice-n",
+            f"{peer} ({r['regions']} regions), its own step",
+            r["n_envs"],
+            r["env_steps_per_s"],
+            r["median_s"],
+            r["compile_s"],
+            r.get("runs_s"),
+        )
+        for peer in ("jice", "pax")
+        for r in p.get(peer, {}).get("rows", [])
     ]
     refs = [
         {"env": "rice-n", "name": f"original NumPy RICE-N, {k} (docs/rice_n.md §16)", "env_steps_per_s": v}

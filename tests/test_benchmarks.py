@@ -355,3 +355,21 @@ def test_records_under_other_ynn_fusion_settings_get_their_own_name():
     two = "--xla_cpu_experimental_ynn_fusion_type=LIBRARY_FUSION_TYPE_DOT,LIBRARY_FUSION_TYPE_REDUCE"
     assert xla_variant_suffix(two) == "-ynn_dot_reduce"
     assert xla_variant_suffix(f"{two} --xla_cpu_experimental_ynn_fusion_type=") == "-ynn_off"  # the last one wins
+
+
+def test_suite_rice_n_rows_carry_the_peers_timed_in_the_same_run():
+    from benchmarks import run_all
+
+    def timed(**row):
+        return row | {"n_envs": 4, "env_steps_per_s": 80.0, "median_s": 1.0, "compile_s": 2.0, "runs_s": [1.0, 2.0]}
+
+    payload = {
+        "rows": [timed(protocol="none", what="step + mask", regions=27)],
+        "jice": {"rows": [timed(impl="jice", regions=20)], "note": ""},
+        "pax": {"rows": [], "note": "pax rows skipped"},
+    }
+    rows, refs, _ = run_all._rice_rows(payload)
+    assert [r["variant"] for r in rows] == ["none, step + mask", "jice (20 regions), its own step"]
+    assert rows[1]["spread_env_steps_per_s"] == [40.0, 80.0]
+    assert run_all._rice_rows({"rows": payload["rows"]})[0] == rows[:1]  # a payload without peers
+    assert {r["env"] for r in refs} == {"rice-n"}
