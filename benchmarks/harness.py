@@ -53,12 +53,7 @@ def time_compiled(fn: Callable, *args: Any, repeats: int = 5) -> dict[str, Any]:
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
     compiled, compile_s = compile_timed(fn, *args)
-    jax.block_until_ready(compiled(*args))  # warm-up: first-call allocations
-    runs = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(compiled(*args))
-        runs.append(time.perf_counter() - start)
+    (runs,) = time_interleaved([(compiled, args)], repeats)  # one program: a warm-up, then its runs
     return {"compile_s": compile_s, "median_s": statistics.median(runs), "runs_s": runs}
 
 
