@@ -263,15 +263,16 @@ YNN_SETTINGS = (("", "default (dots, reductions)"), ("-ynn_dot", "dots only"), (
 def rice_n_peers_ynn_cpu() -> str:
     """bench_rice_n-jice[-ynn_dot|-ynn_off]: one row per YNN fusion setting, jice's `env_steps_per_s` and our
     factored rows' `ratio_vs_jice` with its quartiles at each (`regions`, `n_envs`), timed in the same run."""
+    records = {label: record(BENCH / f"bench_rice_n-jice{suffix}-cpu.json") for suffix, label in YNN_SETTINGS}
     rows = []
-    for suffix, label in YNN_SETTINGS:
-        rec = record(BENCH / f"bench_rice_n-jice{suffix}-cpu.json")
+    for label, rec in records.items():
         jice = " / ".join(kilo(r["env_steps_per_s"]) for r in rec["jice"]["rows"])
         ours = sorted((r for r in rec["rows"] if r["what"] == "step, factored"), key=lambda r: (r["regions"], r["n_envs"]))
         cells = [f"{r['ratio_vs_jice']:.2f}× ({r['ratio_vs_jice_quartiles'][0]:.2f}–{r['ratio_vs_jice_quartiles'][1]:.2f})" for r in ours]
         rows.append([label, jice, *cells])
-    envs = rec["config"]["envs"]
-    heads = [f"ours {k} regions, {n:,} envs" for k in rec["config"]["regions"] for n in envs]
+    config = records[YNN_SETTINGS[0][1]]["config"]  # the same command under each setting
+    envs = config["envs"]
+    heads = [f"ours {k} regions, {n:,} envs" for k in config["regions"] for n in envs]
     return table(["XLA:CPU YNN fusions", f"jice env-steps/s ({' / '.join(f'{n:,}' for n in envs)} envs)", *heads], rows, left=2)
 
 
