@@ -373,3 +373,22 @@ def test_suite_rice_n_rows_carry_the_peers_timed_in_the_same_run():
     assert rows[1]["spread_env_steps_per_s"] == [40.0, 80.0]
     assert run_all._rice_rows({"rows": payload["rows"]})[0] == rows[:1]  # a payload without peers
     assert {r["env"] for r in refs} == {"rice-n"}
+
+
+def test_xla_cpu_select_probe_times_one_update_in_each_form(tmp_path):
+    """The probe's forms compute the same update (so their times compare like for like), and it
+    records a row per regions x form x flags."""
+    import jax.numpy as jnp
+
+    from benchmarks import xla_cpu_select
+
+    updates, L_0 = xla_cpu_select.forms(20)
+    L = jnp.tile(L_0 * 1.5, (4, 1))
+    grown = updates["no where"](L, None)
+    assert not jnp.allclose(grown, L)
+    assert jnp.array_equal(updates["where, per-env flag"](L, jnp.zeros(4, bool)), grown)
+    assert jnp.array_equal(updates["where, per-env flag"](L, jnp.ones(4, bool)), jnp.broadcast_to(L_0, L.shape))
+    assert jnp.array_equal(updates["where, per-element flag"](L, jnp.zeros((4, 20), bool)), grown)
+    rows = xla_cpu_select.main(["--envs", "4", "--repeats", "1", "--out", str(tmp_path)])
+    assert len(rows) == 12 and all(r["us_per_update"] > 0 for r in rows)
+    assert json.loads((tmp_path / "xla_cpu_select-cpu.json").read_text())["rows"] == rows
