@@ -103,10 +103,14 @@ def test_other_heads():
 
 def test_orthogonal_initializer_matches_qr_and_needs_no_lapack():
     """Same matrices as JAX's QR-based initializer (up to rounding), orthonormal, and no
-    LAPACK custom call in the compiled program (batched QR calls could deadlock on CPU)."""
-    from jaxclimate.algos.initializers import orthogonal
+    LAPACK custom call in the compiled program (batched QR calls could deadlock on CPU). The
+    shapes cover whole blocks of columns, a part block after them, a part block alone, and a
+    wide matrix (its transpose orthonormalised)."""
+    from jaxclimate.algos.initializers import BLOCK, orthogonal
 
-    for shape, scale in (((56, 256), 1.4), ((256, 256), 1.0), ((256, 3), 0.01)):
+    shapes = (((56, 256), 1.4), ((256, 256), 1.0), ((1043, 256), 1.0), ((256, 3), 0.01))
+    assert 56 % BLOCK and 256 % BLOCK == 0 and 3 < BLOCK
+    for shape, scale in shapes:
         key = jax.random.PRNGKey(7)
         ours = np.asarray(orthogonal(scale)(key, shape))
         np.testing.assert_allclose(ours, jax.nn.initializers.orthogonal(scale)(key, shape), atol=2e-6)
