@@ -23,7 +23,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-
 #: Columns orthonormalised together by :func:`orthonormal_columns`: their projections onto the
 #: earlier columns are matrix products rather than one matrix–vector product per column.
 BLOCK = 16
