@@ -3,7 +3,7 @@ without negotiation and with the bilateral protocol, then evaluated on the clima
 economic indices with the hypervolume of the resulting points.
 
     python baselines/rice_n.py                       # both protocols, 3 seeds, defaults below
-    python baselines/rice_n.py --steps 200000 --hidden 256
+    python baselines/rice_n.py --steps 200000 --hidden 256 --out rice_n_200k.json   # other settings: own --out
     python baselines/rice_n.py --climate cicero-jax --out baselines/results/rice_n_cicero_jax.json
     python baselines/rice_n.py --protocols bilateral --merge   # retrain one row, keep the record's others
 
@@ -54,9 +54,12 @@ T_AT_2015 = 0.85
 SETTINGS = ("steps", "envs", "seeds", "rollouts", "hidden", "lr", "ent_coef", "seed", "mask_ignored_heads", "observation", "climate")
 
 
-def train_protocol(protocol: str, args) -> dict:
-    env, params = make("rice-n", protocol=protocol, mask_ignored_heads=args.mask_ignored_heads, observation=args.observation, climate=args.climate)
-    config = IPPOConfig(
+def make_env(protocol: str, args):
+    return make("rice-n", protocol=protocol, mask_ignored_heads=args.mask_ignored_heads, observation=args.observation, climate=args.climate)
+
+
+def ippo_config(env, args) -> IPPOConfig:
+    return IPPOConfig(
         total_timesteps=args.steps,
         num_envs=args.envs,
         num_steps=env.episode_length,
@@ -71,6 +74,11 @@ def train_protocol(protocol: str, args) -> dict:
         hidden_size=args.hidden,
         share_parameters=True,  # MLP: no recurrent carry in ``act``
     )
+
+
+def train_protocol(protocol: str, args) -> dict:
+    env, params = make_env(protocol, args)
+    config = ippo_config(env, args)
     trainer = make_trainer(env, params, config)
 
     def train(rng):
@@ -212,11 +220,39 @@ def payload_of(args, results: list[dict], record: dict | None) -> dict:
 
 
 def main(argv=None) -> dict:
-    return run(parser().parse_args(argv))
+    p = parser()
+    return run(p.parse_args(argv), p.parse_args([]))
 
 
-def run(args) -> dict:
-    """Train and evaluate every protocol of ``args``, write the record, print the table."""
+def check_args(args, defaults: argparse.Namespace | None = None) -> None:
+    """Stop with one line before any training: a setting that cannot run (each protocol's
+    environment and trainer are built to check theirs), or a run with other settings than the
+    defaults about to overwrite the default ``--out``, the committed record of the defaults."""
+    low = [
+        f"--{k.replace('_', '-')} must be >= 1, got {getattr(args, k)}"
+        for k in ("steps", "envs", "seeds", "rollouts", "hidden")
+        if getattr(args, k) < 1
+    ]
+    if low:
+        raise SystemExit("; ".join(low))
+    if defaults is not None and Path(args.out).resolve() == Path(defaults.out).resolve():
+        changed = {k: getattr(args, k) for k in SETTINGS if getattr(args, k) != getattr(defaults, k)}
+        if not args.merge and list(args.protocols) != list(defaults.protocols):
+            changed["protocols"] = list(args.protocols)
+        if changed:
+            raise SystemExit(f"--out defaults to {defaults.out}, the committed record of the default settings; give --out PATH for these ({changed})")
+    for protocol in args.protocols:
+        try:
+            env, params = make_env(protocol, args)
+            make_trainer(env, params, ippo_config(env, args))
+        except ValueError as err:
+            raise SystemExit(f"protocol {protocol!r}: {str(err).strip().splitlines()[0]}") from None
+
+
+def run(args, defaults: argparse.Namespace | None = None) -> dict:
+    """Train and evaluate every protocol of ``args``, write the record, print the table
+    (``defaults``: the parser's, to keep a run with other settings off the default record)."""
+    check_args(args, defaults)
     record = existing_record(args)
     results = []
     for protocol in args.protocols:

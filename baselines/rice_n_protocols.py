@@ -2,9 +2,9 @@
 scored as the competition scored a submission, all drawn on the index plane beside the
 constant policies and the welfare-maximising planner (docs/protocols.md §5).
 
-    python baselines/rice_n_protocols.py                      # the five protocols, 3 seeds, 20k steps each
-    python baselines/rice_n_protocols.py --steps 200000        # a longer run (a GPU: minutes)
-    python baselines/rice_n_protocols.py --protocols none my_protocols.py:MyProtocol
+    python baselines/rice_n_protocols.py                      # the five protocols, 3 seeds, 20k steps each (~25 min on 2 CPU cores)
+    python baselines/rice_n_protocols.py --steps 200000 --out tournament_200k.json   # a GPU: minutes
+    python baselines/rice_n_protocols.py --protocols none my_protocols.py:MyProtocol --out mine.json
 
 Protocols: the three built-ins (``none``, ``bilateral``, ``club``) and the two written as a user
 writes one (``baselines/protocols/``: a climate club with a border carbon adjustment, mutually
@@ -14,6 +14,8 @@ conditional binding commitments), or any given. Each is trained and evaluated ex
 eight metrics (docs/rice_n.md §18). The figure puts every protocol's seed points, Pareto front
 and hypervolume on the plane of the paper's indices, with the constant policies and the
 planner of ``baselines/results/cooperative_optimum_rice_n.json`` (the DICE-2016 module).
+The default ``--out`` is the committed record of the default settings: a run with other
+protocols or settings needs its own ``--out``.
 """
 
 from __future__ import annotations
@@ -78,8 +80,9 @@ def table(results: list[dict]) -> str:
 def main(argv=None) -> dict:
     from jaxclimate.envs.rice_n.report import plot_index_plane
 
-    args = parser().parse_args(argv)
-    payload = _baseline().run(args)
+    p = parser()
+    args = p.parse_args(argv)
+    payload = _baseline().run(args, p.parse_args([]))
     results = payload["results"]
     figure = Path(args.out).with_suffix(".png")
     title = f"RICE-N protocol tournament: IPPO, {args.seeds} seeds × {args.steps:,} env steps"

@@ -67,3 +67,23 @@ def test_merge_replaces_one_protocols_row_and_refuses_other_settings(tmp_path):
     other = module.parser().parse_args(["--steps", "999", "--merge", "--out", str(out)])
     with pytest.raises(SystemExit, match="steps"):
         module.existing_record(other)
+
+
+def test_bad_settings_and_the_committed_record_stop_the_run_before_training():
+    """One line before any training: a count below 1, settings the trainer refuses (named with
+    the protocol), or other settings about to overwrite the committed record of the defaults."""
+    module = _script()
+    p = module.parser()
+    defaults = p.parse_args([])
+    with pytest.raises(SystemExit, match="--rollouts must be >= 1, got 0"):
+        module.check_args(p.parse_args(["--rollouts", "0", "--out", "x.json"]), defaults)
+    with pytest.raises(SystemExit, match="^protocol 'none': .*total_timesteps"):
+        module.check_args(p.parse_args(["--protocols", "none", "--steps", "10", "--out", "x.json"]), defaults)
+    with pytest.raises(SystemExit, match="^protocol 'none': .*num_minibatches \\(4\\) must divide"):
+        module.check_args(p.parse_args(["--protocols", "none", "--envs", "1", "--out", "x.json"]), defaults)
+    with pytest.raises(SystemExit, match=r"committed record of the default settings; give --out PATH for these \({'steps': 200000}\)"):
+        module.check_args(p.parse_args(["--steps", "200000"]), defaults)
+    with pytest.raises(SystemExit, match="'protocols': \\['club'\\]"):
+        module.check_args(p.parse_args(["--protocols", "club"]), defaults)
+    module.check_args(p.parse_args(["--protocols", "bilateral", "--merge"]), defaults)  # one row retrained: allowed
+    module.check_args(p.parse_args(["--steps", "200000", "--out", "elsewhere.json"]), defaults)

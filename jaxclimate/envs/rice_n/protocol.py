@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -197,8 +198,17 @@ def _load(spec: str) -> Protocol:
 
 
 def _check_declaration(protocol: Protocol) -> None:
-    """The static declarations: stage names with a method each, heads for exactly those stages."""
+    """The static declarations: a name of its own (it names the environment, ``rice-n-<name>``,
+    in reports and results), stage names with a method each, heads for exactly those stages."""
     who = f"rice-n protocol {protocol.name!r}"
+    if not isinstance(protocol.name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", protocol.name):
+        raise ValueError(f"{who}: name must be a non-empty string of letters, digits, '_', '.' or '-' (it names the environment rice-n-<name>)")
+    registered = _PROTOCOLS.get(protocol.name)
+    if registered is not None and type(registered()) is not type(protocol):
+        raise ValueError(
+            f"{who}: that name is the registered {type(registered()).__name__}'s; give {type(protocol).__name__} a name of its own "
+            "so that its runs and results are not taken for the registered protocol's"
+        )
     stages = tuple(protocol.stages)
     if len(set(stages)) != len(stages) or not all(isinstance(s, str) and s.isidentifier() for s in stages):
         raise ValueError(f"{who}: stages must be distinct identifiers, got {stages!r}")

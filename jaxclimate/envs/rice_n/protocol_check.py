@@ -58,11 +58,19 @@ def check_protocol(
         if conformance:
             _check_conformance(env)
     except ProtocolError as err:
-        raise ProtocolError(f"rice-n protocol {name!r}: {err}") from None
+        raise ProtocolError(f"rice-n protocol {name!r}: {err}") from err.__cause__
     except (ValueError, TypeError) as err:
-        raise ProtocolError(f"rice-n protocol {name!r}: {str(err).splitlines()[0]}") from err
+        raise ProtocolError(f"rice-n protocol {name!r}: {_first_line(err, name)}") from err
     finally:
         jax.config.update("jax_enable_x64", previous)
+
+
+def _first_line(err: Exception, name: Any = None) -> str:
+    """The first non-blank line of an error's message (numpy's assertions start with a blank
+    one), without a leading ``rice-n protocol '<name>': `` the message already carries."""
+    line = next((line.strip() for line in str(err).splitlines() if line.strip()), type(err).__name__)
+    prefix = f"rice-n protocol {name!r}: "
+    return line[len(prefix) :] if line.startswith(prefix) else line
 
 
 def _check_shapes(env: RiceN) -> None:
@@ -193,7 +201,7 @@ def _check_masks(env: RiceN, out: dict) -> None:
             idx = np.unravel_index(int(excess.argmax()), excess.shape)
             raise ProtocolError(
                 f"enforces {lever} {float(enforced[idx]):.4g} above the lowest level the mask allows ({float(allowed[idx]):.1f}) "
-                f"at activity step {idx[1] + 1}: a masked choice would be overridden (put floors on the level grid: up_to_level)"
+                f"at activity step {idx[1] + 1}: a masked choice would be overridden (floors() must declare at least what enforced() imposes, on the level grid: up_to_level)"
             )
 
 
@@ -251,4 +259,4 @@ def _check_conformance(env: RiceN) -> None:
     try:
         check_env(env, params.replace(max_steps=min(5, env.episode_length)), num_steps=4)
     except AssertionError as err:
-        raise ProtocolError(f"environment conformance: {str(err).splitlines()[0]}") from err
+        raise ProtocolError(f"environment conformance: {_first_line(err)}") from err

@@ -73,8 +73,27 @@ class _Broken(Protocol):
 )
 def test_the_checker_names_the_protocol_and_what_is_wrong(override, message):
     broken = type("Broken", (_Broken,), override)()
-    with pytest.raises(pc.ProtocolError, match=f"^rice-n protocol 'broken': .*{message}"):
+    with pytest.raises(pc.ProtocolError, match=f"^rice-n protocol 'broken': .*{message}") as caught:
         pc.check_protocol(broken, regions=SMALL, conformance=False)
+    assert str(caught.value).count("rice-n protocol") == 1 and "\n" not in str(caught.value)
+
+
+def test_the_checker_reports_the_first_line_that_says_something():
+    """numpy's assertion messages start with a blank line; the one-line report skips it."""
+    err = AssertionError("\nNot equal to tolerance rtol=0, atol=0\nvmap over keys differs from a loop\n x: ...")
+    assert pc._first_line(err) == "Not equal to tolerance rtol=0, atol=0"
+    assert pc._first_line(ValueError("rice-n protocol 'x': stage 'a' needs ..."), "x") == "stage 'a' needs ..."
+    assert pc._first_line(AssertionError()) == "AssertionError"
+
+
+@pytest.mark.parametrize(
+    "name, message", [("", "name must be a non-empty string"), ("a b", "name must be"), ("bilateral", "that name is the registered Bilateral's")]
+)
+def test_a_protocol_needs_a_name_of_its_own(name, message):
+    """Its name names the environment (rice-n-<name>) in reports and results: a built-in's name
+    on another protocol would pass its runs off as the built-in's."""
+    with pytest.raises(ValueError, match=message):
+        RiceN(protocol=type("Named", (_Broken,), {"name": name})(), regions=SMALL)
 
 
 class _Overreaching(_Broken):
