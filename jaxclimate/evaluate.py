@@ -2,9 +2,10 @@
 
 Every seed's policy from the run's latest checkpoint, ``--episodes`` episodes each, in one
 compiled program (``vmap`` over seeds and episodes), under the parameters the run trained with
-or others (``--env-set``: generalisation). Writes ``evaluation.json`` (each agent's return,
+or others (``--env-set``: generalisation). The policies play their most likely actions, or with
+``--sample`` actions drawn from them. Writes ``evaluation.json`` (each agent's return,
 mean and standard deviation over episodes, per seed and overall, and the environment's own
-summary of one deterministic episode per seed, as ``summary.json`` has it) and the
+summary of one episode per seed, as ``summary.json`` has it) and the
 environment's plots into ``--out`` (default ``RUN_DIR/evaluation``, or
 ``RUN_DIR/evaluation-<k>=<v>`` under changed parameters).
 
@@ -17,6 +18,7 @@ Examples::
     python -m jaxclimate.evaluate runs/climate-mitigation-i-ippo-20261126-030000 --episodes 32
     python -m jaxclimate.evaluate runs/ebm-v3-a6-ddpg-20261126-030000 --env-set D=0.7
     python -m jaxclimate.evaluate runs/rice-n-* --out runs/team   # competition metrics, hypervolume
+    python -m jaxclimate.evaluate runs/rice-n-club-bca-run --env-set negotiation.bca_rate=0 --sample
 """
 
 from __future__ import annotations
@@ -35,12 +37,15 @@ from jaxclimate.policy import TrainedPolicy, load_policy
 from jaxclimate.reporting import evaluate_policies, report_for
 
 
-def evaluate(policy: TrainedPolicy, episodes: int, out: Path, plots: bool = True) -> dict[str, Any]:
-    """Returns over ``episodes`` episodes per seed and the environment's summary, written to ``out``."""
+def evaluate(policy: TrainedPolicy, episodes: int, out: Path, plots: bool = True, sample: bool = False) -> dict[str, Any]:
+    """Returns over ``episodes`` episodes per seed and the environment's summary of one episode
+    per seed, written to ``out``: the policies' most likely actions, or with ``sample`` actions
+    drawn from them (each episode its own key)."""
     env, params, options = policy.env, policy.env_params, policy.options
-    returns = policy.episode_returns(episodes, jax.random.PRNGKey(options.seed), env_params=params)
+    key = jax.random.PRNGKey(options.seed)
+    returns = policy.episode_returns(episodes, key, deterministic=not sample, env_params=params)
     report = report_for(options.env)
-    evaluations = evaluate_policies(env, params, policy.trainer, policy.state)
+    evaluations = evaluate_policies(env, params, policy.trainer, policy.state, key, deterministic=not sample)
     out.mkdir(parents=True, exist_ok=True)
     rows_file = Path(options.run_dir) / "metrics.jsonl"
     rows = [json.loads(line) for line in rows_file.read_text().splitlines() if line.strip()] if rows_file.exists() else []
@@ -52,6 +57,7 @@ def evaluate(policy: TrainedPolicy, episodes: int, out: Path, plots: bool = True
         "seeds": policy.seeds,
         "chunks_trained": policy.chunks_done,
         "episodes_per_seed": episodes,
+        "actions": "sampled" if sample else "most likely",
         "returns": {
             g: {
                 "mean": float(r.mean()),
@@ -84,7 +90,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR", help="run directories of python -m jaxclimate.train")
     parser.add_argument("--episodes", type=int, default=8, help="episodes per seed (default 8)")
-    parser.add_argument("--env-set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="an environment parameter to change")
+    parser.add_argument(
+        "--env-set",
+        action="append",
+        default=[],
+        type=key_value,
+        metavar="KEY=VALUE",
+        help="an environment parameter to change (dotted for a nested one, e.g. negotiation.bca_rate=0.5)",
+    )
+    parser.add_argument(
+        "--sample",
+        action="store_true",
+        help="draw actions from the policies (default: their most likely actions, so in a deterministic environment "
+        "such as RICE-N every episode is the same)",
+    )
     parser.add_argument(
         "--out", type=Path, help="output folder (default RUN_DIR/evaluation[-changes]; with several runs, the comparison's: ./comparison)"
     )
@@ -107,11 +126,13 @@ def main(argv: list[str] | None = None) -> int:
     records = []
     for run_dir, policy in zip(args.run_dirs, policies):
         out = (args.out if not several else None) or run_dir / ("evaluation" + (f"-{tag}" if tag else ""))
-        record = evaluate(policy, args.episodes, out, plots=not args.no_plots)
+        record = evaluate(policy, args.episodes, out, plots=not args.no_plots, sample=args.sample)
         records.append(record)
         print(f"{run_dir}:")
         for group, r in record["returns"].items():
             print(f"  [{group}] return {r['mean']:.4f} per agent (mean over {policy.seeds} seed(s) × {args.episodes} episodes)")
+        if args.episodes > 1 and not args.sample and all(r["std_over_episodes"] == 0 for r in record["returns"].values()):
+            print("  note: every episode was the same (most likely actions in a deterministic environment); --sample draws them")
         for line in report_for(policy.options.env).summary_lines(record["summary"]):
             print("  " + line)
         print(f"  wrote {out / 'evaluation.json'}")

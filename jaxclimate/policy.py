@@ -91,7 +91,10 @@ class TrainedPolicy:
 
 def load_policy(run_dir: str | Path, **env_overrides: Any) -> TrainedPolicy:
     """The trained policies of ``run_dir`` (its ``config.json`` and latest checkpoint);
-    ``env_overrides`` change the environment's parameters (not its constructor options)."""
+    ``env_overrides`` change the environment's parameters as ``jaxclimate.make`` does (dotted
+    names for nested fields, e.g. ``**{"negotiation.bca_rate": 0.5}``; not its constructor
+    options)."""
+    from jaxclimate.core.registry import override_params
     from jaxclimate.train import make_run  # the CLI's own assembly of env, config and trainer
 
     run_dir = Path(run_dir)
@@ -101,7 +104,7 @@ def load_policy(run_dir: str | Path, **env_overrides: Any) -> TrainedPolicy:
     options = RunOptions.from_record(json.loads(config_file.read_text()), run_dir=str(run_dir))
     env, env_params, _, trainer = make_run(options)
     if env_overrides:
-        env_params = env_params.replace(**env_overrides)
+        env_params = override_params(options.env, env_params, env_overrides)
     keys = jax.random.split(jax.random.PRNGKey(options.seed), options.seeds)
     like = jax.eval_shape(jax.vmap(trainer.init), keys)
     checkpoints = Checkpointer(run_dir / "checkpoints")

@@ -34,6 +34,8 @@ Examples::
     python -m jaxclimate.train --env invest-esg --preset paper_sb3 --seeds 3
     python -m jaxclimate.train --env invest-esg --env-set config=exp_a3 --env-set event_mode=reference_events
     python -m jaxclimate.train --env ebm-v3-a6 --algo ddpg --fed 5 --seeds 10
+    python -m jaxclimate.train --env rice-n --env-set protocol=my_protocols.py:MedianFloor   # docs/protocols.md
+    python -m jaxclimate.train --env rice-n --env-set protocol=club --env-set negotiation.<field>=VALUE
     python -m jaxclimate.train --env ebm-v1 --logger tensorboard,wandb    # + TensorBoard and W&B
     python -m jaxclimate.train --resume runs/climate-mitigation-i-ippo-20261121-120000
 """
@@ -284,7 +286,13 @@ def make_parser() -> argparse.ArgumentParser:
         "--set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="algorithm config field override (repeatable)"
     )
     parser.add_argument(
-        "--env-set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="environment parameter or option override"
+        "--env-set",
+        action="append",
+        default=[],
+        type=key_value,
+        metavar="KEY=VALUE",
+        help="environment parameter or constructor option override (dotted for a nested parameter; RICE-N: protocol=NAME|file.py:Name, "
+        "negotiation.<field>=VALUE)",
     )
     parser.add_argument(
         "--rollout-set",
@@ -741,6 +749,9 @@ def _print_summary(summary: dict, env, report) -> None:
         f"seed, {summary['seeds']} seed(s), {summary['wall_seconds_this_session']:.1f} s"
     )
     for group, returns in summary["final_return"].items():
+        if np.isnan(returns).all():  # episodes longer than the updates' rollouts, or too few updates
+            print(f"\n[{group}] no episode ended during the last updates: no episode return yet (train longer)")
+            continue
         print(f"\n[{group}] mean episode return of the last updates\n{'agent':>6} {'return':>12}")
         for i, r in enumerate(returns):
             print(f"{i:>6} {r:>12.4f}")

@@ -67,7 +67,19 @@ def test_evaluate_cli_writes_returns_under_changed_parameters(run_dir, capsys):
     assert base["episodes_per_seed"] == 2 and len(base["returns"]["countries"]["per_seed"]) == 2
     assert "mean_levers" in base["summary"]  # the environment's own summary
     assert harsher["returns"]["countries"]["mean"] < base["returns"]["countries"]["mean"]  # ten times the damage
-    assert "[countries] return" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "[countries] return" in printed and "every episode was the same" in printed
+    assert base["actions"] == "most likely" and base["returns"]["countries"]["std_over_episodes"] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("evaluate-run")  # one worker trains the module's run once
+def test_evaluate_cli_samples_actions_when_asked(run_dir, tmp_path, capsys):
+    """--sample: actions drawn from the policies, so the deterministic game's episodes differ."""
+    assert evaluate.main([str(run_dir), "--episodes", "3", "--no-plots", "--sample", "--out", str(tmp_path)]) == 0
+    record = json.loads((tmp_path / "evaluation.json").read_text())
+    assert record["actions"] == "sampled" and record["returns"]["countries"]["std_over_episodes"] > 0
+    assert "every episode was the same" not in capsys.readouterr().out
 
 
 def test_loading_what_is_not_a_run_says_so(tmp_path, capsys):

@@ -293,3 +293,18 @@ def test_list_names_every_environment_and_its_presets(capsys):
 
     assert all(f"  {env_id} " in out for env_id in registered_envs())
     assert "ippo: paper, paper-gpu" in out and "ddpg: fedrain, fed05, fed10" in out
+
+
+def test_the_summary_says_when_no_episode_ended_instead_of_printing_nans(capsys):
+    """A run shorter than one episode per rollout has no episode return: one line says so."""
+    from jaxclimate.train import _print_summary
+
+    class Quiet:
+        def summary_lines(self, summary):
+            return []
+
+    summary = {"env": "e", "algo": "ippo", "updates": 1, "env_steps_per_seed": 560, "seeds": 1, "wall_seconds_this_session": 1.0}
+    _print_summary(summary | {"final_return": {"regions": [float("nan")] * 3, "other": [1.5, float("nan")]}}, None, Quiet())
+    out = capsys.readouterr().out
+    assert "[regions] no episode ended during the last updates" in out
+    assert "[other] mean episode return" in out and "1.5000" in out and out.count("nan") == 1  # a partial group keeps its rows

@@ -73,6 +73,21 @@ def make(env_id: str, **overrides: Any) -> tuple[Environment, EnvParams]:
     return env, params
 
 
+def override_params(env_id: str, params: Any, overrides: dict[str, Any]) -> Any:
+    """``params`` of ``env_id`` with ``overrides`` set as :func:`make` sets them (dotted names for
+    nested fields, numbers checked), for an environment already built: a constructor option
+    is refused, naming it, since it would build another environment."""
+    _load_builtin_envs()
+    if env_id not in _REGISTRY:
+        raise ValueError(f"unknown environment id {env_id!r}; registered: {', '.join(sorted(_REGISTRY))}")
+    ctor_names = set(inspect.signature(_REGISTRY[env_id][0]).parameters) - {"self"}
+    for name, value in overrides.items():
+        if name in ctor_names:
+            raise ValueError(f"{env_id}: {name!r} is a constructor option, not a parameter (it builds another environment: train a run with it)")
+        params = _replace_field(env_id, params, name, value, ctor_names, name)
+    return params
+
+
 def _replace_field(env_id: str, params: Any, name: str, value: Any, ctor_names: set[str], full: str) -> Any:
     """``params`` with field ``name`` (dotted: a field of a nested dataclass) set to ``value``;
     ``full`` is the option as the user gave it."""

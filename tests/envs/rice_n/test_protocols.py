@@ -44,6 +44,24 @@ def test_a_protocol_is_an_object_a_name_or_a_path():
         RiceN(protocol="math:pi")
 
 
+def test_a_built_environments_parameters_change_as_make_changes_them():
+    """``override_params`` (what ``load_policy`` and ``python -m jaxclimate.evaluate --env-set``
+    use): dotted names reach a protocol's own parameters; numbers are checked; a constructor
+    option is refused, named."""
+    from jaxclimate.core.registry import override_params
+
+    env, params = make("rice-n", protocol=CLUB_BCA, regions=SMALL)
+    changed = override_params("rice-n", params, {"negotiation.bca_rate": 0.0, "alpha": 1.5})
+    assert float(changed.negotiation.bca_rate) == 0.0 and float(changed.alpha) == 1.5
+    assert float(params.negotiation.bca_rate) != 0.0  # the original untouched
+    with pytest.raises(ValueError, match="'protocol' is a constructor option, not a parameter"):
+        override_params("rice-n", params, {"protocol": "club"})
+    with pytest.raises(ValueError, match="parameter alpha must be a number"):
+        override_params("rice-n", params, {"alpha": "abc"})
+    with pytest.raises(ValueError, match="unknown option 'negotiation.rate'"):
+        override_params("rice-n", params, {"negotiation.rate": 1.0})
+
+
 class _Broken(Protocol):
     name = "broken"
     stages = ("offer",)
