@@ -45,7 +45,8 @@ def evaluate(policy: TrainedPolicy, episodes: int, out: Path, plots: bool = True
     key = jax.random.PRNGKey(options.seed)
     returns = policy.episode_returns(episodes, key, deterministic=not sample, env_params=params)
     report = report_for(options.env)
-    evaluations = evaluate_policies(env, params, policy.trainer, policy.state, key, deterministic=not sample)
+    # the most likely actions from the key summary.json's episode had; sampled ones from the run's seed
+    evaluations = evaluate_policies(env, params, policy.trainer, policy.state, key if sample else None, deterministic=not sample)
     out.mkdir(parents=True, exist_ok=True)
     rows_file = Path(options.run_dir) / "metrics.jsonl"
     rows = [json.loads(line) for line in rows_file.read_text().splitlines() if line.strip()] if rows_file.exists() else []
