@@ -240,7 +240,7 @@ def check_args(args, defaults: argparse.Namespace | None = None) -> None:
         if not args.merge and list(args.protocols) != list(defaults.protocols):
             changed["protocols"] = list(args.protocols)
         if changed:
-            raise SystemExit(f"--out defaults to {defaults.out}, the committed record of the default settings; give --out PATH for these ({changed})")
+            raise SystemExit(f"--out {defaults.out} is the committed record of the default settings; give another --out PATH for these ({changed})")
     for protocol in args.protocols:
         try:
             env, params = make_env(protocol, args)

@@ -7,7 +7,7 @@ or others (``--env-set``: generalisation). The policies play their most likely a
 mean and standard deviation over episodes, per seed and overall, and the environment's own
 summary of one episode per seed, as ``summary.json`` has it) and the
 environment's plots into ``--out`` (default ``RUN_DIR/evaluation``, or
-``RUN_DIR/evaluation-<k>=<v>`` under changed parameters).
+``RUN_DIR/evaluation-<k>=<v>`` under changed parameters, ``...-sampled`` with ``--sample``).
 
 Several run directories are each evaluated, then compared by the environment's report into
 ``--out`` (default ``./comparison``): ``comparison.json`` and its plots (for RICE-N, a team's
@@ -59,6 +59,8 @@ def evaluate(policy: TrainedPolicy, episodes: int, out: Path, plots: bool = True
         "chunks_trained": policy.chunks_done,
         "episodes_per_seed": episodes,
         "actions": "sampled" if sample else "most likely",
+        # exact comparison: a float32 standard deviation of equal values need not be 0
+        "identical_episodes": all(bool(np.all(r.sum(-1).max(axis=1) == r.sum(-1).min(axis=1))) for r in returns.values()),
         "returns": {
             g: {
                 "mean": float(r.mean()),
@@ -106,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         "such as RICE-N every episode is the same)",
     )
     parser.add_argument(
-        "--out", type=Path, help="output folder (default RUN_DIR/evaluation[-changes]; with several runs, the comparison's: ./comparison)"
+        "--out", type=Path, help="output folder (default RUN_DIR/evaluation[-changes][-sampled]; with several runs, the comparison's: ./comparison)"
     )
     parser.add_argument("--no-plots", action="store_true")
     args = parser.parse_args(argv)
@@ -122,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     env_ids = sorted({p.options.env for p in policies})
     if len(env_ids) > 1:
         parser.error(f"runs of one environment id can be compared, got {env_ids}")
-    tag = "-".join(f"{k}={v}" for k, v in overrides.items())
+    tag = "-".join([f"{k}={v}" for k, v in overrides.items()] + (["sampled"] if args.sample else []))
     several = len(policies) > 1
     records = []
     for run_dir, policy in zip(args.run_dirs, policies):
@@ -132,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{run_dir}:")
         for group, r in record["returns"].items():
             print(f"  [{group}] return {r['mean']:.4f} per agent (mean over {policy.seeds} seed(s) × {args.episodes} episodes)")
-        if args.episodes > 1 and not args.sample and all(r["std_over_episodes"] == 0 for r in record["returns"].values()):
+        if args.episodes > 1 and not args.sample and record["identical_episodes"]:
             print("  note: every episode was the same (most likely actions in a deterministic environment); --sample draws them")
         for line in report_for(policy.options.env).summary_lines(record["summary"]):
             print("  " + line)

@@ -81,8 +81,8 @@ def test_bad_settings_and_the_committed_record_stop_the_run_before_training():
         module.check_args(p.parse_args(["--protocols", "none", "--steps", "10", "--out", "x.json"]), defaults)
     with pytest.raises(SystemExit, match="^protocol 'none': .*num_minibatches \\(4\\) must divide"):
         module.check_args(p.parse_args(["--protocols", "none", "--envs", "1", "--out", "x.json"]), defaults)
-    with pytest.raises(SystemExit, match=r"committed record of the default settings; give --out PATH for these \({'steps': 200000}\)"):
-        module.check_args(p.parse_args(["--steps", "200000"]), defaults)
+    with pytest.raises(SystemExit, match=r"committed record of the default settings; give another --out PATH for these \({'steps': 200000}\)"):
+        module.main(["--steps", "200000"])  # main hands check_args the defaults: stops before training
     with pytest.raises(SystemExit, match="'protocols': \\['club'\\]"):
         module.check_args(p.parse_args(["--protocols", "club"]), defaults)
     module.check_args(p.parse_args(["--protocols", "bilateral", "--merge"]), defaults)  # one row retrained: allowed

@@ -24,6 +24,18 @@ def test_the_reference_points_are_the_recorded_planner_and_constants():
     assert all(0 <= c <= 1.01 for c in ref["planner"])  # the planner sits inside the extremal policies' box
 
 
+def test_a_tournament_of_other_protocols_keeps_off_the_committed_record():
+    """The docstring's own example without its --out would have replaced the committed
+    record: it stops, before any training, asking for one."""
+    committed = SCRIPT.parent / "results" / "rice_n_protocols.json"
+    before = committed.stat().st_mtime_ns
+    with pytest.raises(
+        SystemExit, match=r"is the committed record of the default settings; give another --out PATH for these \({'protocols': \['none'\]}\)"
+    ):
+        _script().main(["--protocols", "none"])
+    assert committed.stat().st_mtime_ns == before
+
+
 @pytest.mark.slow
 def test_a_tiny_tournament_scores_and_draws_a_users_protocol(tmp_path):
     module = _script()

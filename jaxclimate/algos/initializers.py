@@ -56,7 +56,7 @@ def orthonormal_columns(z: jax.Array) -> jax.Array:
     (``z``: (n, k), n ≥ k), by block Gram–Schmidt over :data:`BLOCK` columns at a time.
 
     Column by column (CGS2 alone) the 256 columns of a (1043, 256) layer take 256 dependent
-    steps of matrix–vector products: 340 ms on this project's 2-core CPU, against 54 ms by
+    steps of matrix–vector products: 340 ms on this project's 2-core CPU, against 52–54 ms by
     blocks, the same Q to ~1e-7 (``tests/algos/test_pieces.py``). Jitted so that tracing a
     network's initialisation traces these loops once per matrix shape, not once per matrix;
     inside an outer ``jit`` the call is inlined, so the compiled program and its numbers are

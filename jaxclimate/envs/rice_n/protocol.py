@@ -131,13 +131,26 @@ class Protocol:
 _PROTOCOLS: dict[str, Callable[[], Protocol]] = {}
 
 
+#: A protocol's name: it names the environment, ``rice-n-<name>``.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+
+
 def register_protocol(name: str, factory: Callable[[], Protocol]) -> None:
-    """Make ``protocol=name`` build ``factory()`` (a class or a function of no arguments)."""
-    if not isinstance(name, str) or not name or ":" in name:
-        raise ValueError(f"a protocol name must be a non-empty string without ':', got {name!r}")
-    if name in _PROTOCOLS:
+    """Make ``protocol=name`` build ``factory()`` (a class or a function of no arguments). The
+    same code registered again (a user's file loaded once more) replaces the earlier entry."""
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise ValueError(f"a protocol name must be letters, digits, '_', '.' or '-', starting with a letter or digit; got {name!r}")
+    if name in _PROTOCOLS and not _same_code(_PROTOCOLS[name], factory):
         raise ValueError(f"rice-n protocol {name!r} is already registered")
     _PROTOCOLS[name] = factory
+
+
+def _same_code(a: Any, b: Any) -> bool:
+    """The same class or function, or the same one defined again (its module executed anew)."""
+    return a is b or (getattr(a, "__module__", None), getattr(a, "__qualname__", None)) == (
+        getattr(b, "__module__", object()),
+        getattr(b, "__qualname__", object()),
+    )
 
 
 def registered_protocols() -> list[str]:
@@ -201,10 +214,12 @@ def _check_declaration(protocol: Protocol) -> None:
     """The static declarations: a name of its own (it names the environment, ``rice-n-<name>``,
     in reports and results), stage names with a method each, heads for exactly those stages."""
     who = f"rice-n protocol {protocol.name!r}"
-    if not isinstance(protocol.name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\-]*", protocol.name):
-        raise ValueError(f"{who}: name must be a non-empty string of letters, digits, '_', '.' or '-' (it names the environment rice-n-<name>)")
+    if not isinstance(protocol.name, str) or not NAME.fullmatch(protocol.name):
+        raise ValueError(
+            f"{who}: name must be letters, digits, '_', '.' or '-', starting with a letter or digit (it names the environment rice-n-<name>)"
+        )
     registered = _PROTOCOLS.get(protocol.name)
-    if registered is not None and type(registered()) is not type(protocol):
+    if registered is not None and not _same_code(type(registered()), type(protocol)):
         raise ValueError(
             f"{who}: that name is the registered {type(registered()).__name__}'s; give {type(protocol).__name__} a name of its own "
             "so that its runs and results are not taken for the registered protocol's"

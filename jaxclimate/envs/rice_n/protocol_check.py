@@ -24,6 +24,7 @@ Everything but (6) runs as a few compiled programs over ``episodes`` random epis
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 import jax
@@ -60,17 +61,17 @@ def check_protocol(
     except ProtocolError as err:
         raise ProtocolError(f"rice-n protocol {name!r}: {err}") from err.__cause__
     except (ValueError, TypeError) as err:
-        raise ProtocolError(f"rice-n protocol {name!r}: {_first_line(err, name)}") from err
+        raise ProtocolError(f"rice-n protocol {name!r}: {_first_line(err)}") from err
     finally:
         jax.config.update("jax_enable_x64", previous)
 
 
-def _first_line(err: Exception, name: Any = None) -> str:
+def _first_line(err: Exception) -> str:
     """The first non-blank line of an error's message (numpy's assertions start with a blank
-    one), without a leading ``rice-n protocol '<name>': `` the message already carries."""
+    one), without a leading ``rice-n protocol '...': `` the message already carries (its name
+    may be the loaded protocol's where the check names the spec it was given)."""
     line = next((line.strip() for line in str(err).splitlines() if line.strip()), type(err).__name__)
-    prefix = f"rice-n protocol {name!r}: "
-    return line[len(prefix) :] if line.startswith(prefix) else line
+    return re.sub(r"^rice-n protocol '[^']*': ", "", line)
 
 
 def _check_shapes(env: RiceN) -> None:

@@ -100,18 +100,46 @@ def test_the_checker_reports_the_first_line_that_says_something():
     """numpy's assertion messages start with a blank line; the one-line report skips it."""
     err = AssertionError("\nNot equal to tolerance rtol=0, atol=0\nvmap over keys differs from a loop\n x: ...")
     assert pc._first_line(err) == "Not equal to tolerance rtol=0, atol=0"
-    assert pc._first_line(ValueError("rice-n protocol 'x': stage 'a' needs ..."), "x") == "stage 'a' needs ..."
+    assert pc._first_line(ValueError("rice-n protocol 'x': stage 'a' needs ...")) == "stage 'a' needs ..."
     assert pc._first_line(AssertionError()) == "AssertionError"
 
 
 @pytest.mark.parametrize(
-    "name, message", [("", "name must be a non-empty string"), ("a b", "name must be"), ("bilateral", "that name is the registered Bilateral's")]
+    "name, message",
+    [
+        ("", "name must be letters, digits"),
+        ("a b", "name must be"),
+        ("-x", "starting with a letter or digit"),
+        ("bilateral", "that name is the registered Bilateral's"),
+    ],
 )
 def test_a_protocol_needs_a_name_of_its_own(name, message):
     """Its name names the environment (rice-n-<name>) in reports and results: a built-in's name
     on another protocol would pass its runs off as the built-in's."""
     with pytest.raises(ValueError, match=message):
         RiceN(protocol=type("Named", (_Broken,), {"name": name})(), regions=SMALL)
+
+
+def test_the_checker_says_once_what_is_wrong_with_a_protocol_given_by_path(tmp_path):
+    """The check names the spec it was given; the loaded protocol's own complaint follows once."""
+    (tmp_path / "mine.py").write_text("from jaxclimate.envs.rice_n.negotiation import Bilateral\n\nclass Mine(Bilateral):\n    name = 'club'\n")
+    with pytest.raises(pc.ProtocolError, match="that name is the registered Club's") as caught:
+        pc.check_protocol(f"{tmp_path / 'mine.py'}:Mine", regions=SMALL, conformance=False)
+    assert str(caught.value).count("rice-n protocol") == 1
+
+
+def test_registering_checks_the_name_and_takes_the_same_code_again():
+    from jaxclimate.envs.rice_n import protocol as p
+
+    with pytest.raises(ValueError, match="a protocol name must be letters"):
+        p.register_protocol("my club", _Broken)
+    p.register_protocol("test-broken", _Broken)
+    try:
+        p.register_protocol("test-broken", type("_Broken", (_Broken,), {"__module__": _Broken.__module__, "__qualname__": "_Broken"}))
+        with pytest.raises(ValueError, match="'test-broken' is already registered"):
+            p.register_protocol("test-broken", Bilateral)
+    finally:
+        p._PROTOCOLS.pop("test-broken")
 
 
 class _Overreaching(_Broken):
