@@ -16,9 +16,7 @@ computed, element by element); a per-element flag costs little.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -31,7 +29,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.harness import format_table, save_results  # noqa: E402
+from benchmarks.harness import format_table, save_results, time_compiled  # noqa: E402
 
 UPDATES = 200
 
@@ -54,14 +52,8 @@ def forms(regions: int) -> dict:
 
 def time_update(update, L, flag, repeats: int) -> float:
     """µs per update: median of ``repeats`` timed runs of a compiled scan of ``UPDATES``."""
-    run = jax.jit(lambda L, flag: jax.lax.scan(lambda L, _: (update(L, flag), None), L, None, length=UPDATES)[0])
-    jax.block_until_ready(run(L, flag))
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(run(L, flag))
-        times.append(time.perf_counter() - start)
-    return 1e6 * statistics.median(times) / UPDATES
+    run = lambda L, flag: jax.lax.scan(lambda L, _: (update(L, flag), None), L, None, length=UPDATES)[0]  # noqa: E731
+    return 1e6 * time_compiled(run, L, flag, repeats=repeats)["median_s"] / UPDATES
 
 
 def main(argv=None) -> list[dict]:

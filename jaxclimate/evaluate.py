@@ -51,6 +51,7 @@ def evaluate(policy: TrainedPolicy, episodes: int, out: Path, plots: bool = True
     rows_file = Path(options.run_dir) / "metrics.jsonl"
     rows = [json.loads(line) for line in rows_file.read_text().splitlines() if line.strip()] if rows_file.exists() else []
     summary = report.summarize(env, params, policy.trainer, policy.state, rows, evaluations, options, out)
+    totals = {g: r.sum(-1) for g, r in returns.items()}  # each episode's return summed over agents: (seeds, episodes)
     record = {
         "run_dir": options.run_dir,
         "env": env.name,
@@ -60,13 +61,13 @@ def evaluate(policy: TrainedPolicy, episodes: int, out: Path, plots: bool = True
         "episodes_per_seed": episodes,
         "actions": "sampled" if sample else "most likely",
         # exact comparison: a float32 standard deviation of equal values need not be 0
-        "identical_episodes": all(bool(np.all(r.sum(-1).max(axis=1) == r.sum(-1).min(axis=1))) for r in returns.values()),
+        "identical_episodes": all(bool(np.all(t.max(axis=1) == t.min(axis=1))) for t in totals.values()),
         "returns": {
             g: {
                 "mean": float(r.mean()),
-                "std_over_episodes": float(r.sum(-1).std(axis=1).mean()),
+                "std_over_episodes": float(totals[g].std(axis=1).mean()),
                 "per_agent": r.mean(axis=(0, 1)).tolist(),
-                "per_seed": r.sum(-1).mean(axis=1).tolist(),
+                "per_seed": totals[g].mean(axis=1).tolist(),
             }
             for g, r in returns.items()
         },

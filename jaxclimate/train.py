@@ -291,8 +291,7 @@ def make_parser() -> argparse.ArgumentParser:
         default=[],
         type=key_value,
         metavar="KEY=VALUE",
-        help="environment parameter or constructor option override (dotted for a nested parameter; RICE-N: protocol=NAME|file.py:Name, "
-        "negotiation.<field>=VALUE)",
+        help="environment parameter or constructor option override (dotted for a nested parameter, e.g. negotiation.bca_rate=0.5)",
     )
     parser.add_argument(
         "--rollout-set",

@@ -35,11 +35,18 @@ def register(env_id: str, factory: Callable[..., Environment], *, report: str | 
         _REPORTS[env_id] = report
 
 
-def report_path(env_id: str) -> str | None:
-    """The ``"module:attribute"`` of ``env_id``'s training report, if it registered one."""
+def _entry(env_id: str) -> tuple[Callable[..., Environment], dict, set[str]]:
+    """``env_id``'s factory, its default options and the names of its constructor options."""
     _load_builtin_envs()
     if env_id not in _REGISTRY:
         raise ValueError(f"unknown environment id {env_id!r}; registered: {', '.join(sorted(_REGISTRY))}")
+    factory, defaults = _REGISTRY[env_id]
+    return factory, defaults, set(inspect.signature(factory).parameters) - {"self"}
+
+
+def report_path(env_id: str) -> str | None:
+    """The ``"module:attribute"`` of ``env_id``'s training report, if it registered one."""
+    _entry(env_id)
     return _REPORTS.get(env_id)
 
 
@@ -54,11 +61,7 @@ def make(env_id: str, **overrides: Any) -> tuple[Environment, EnvParams]:
 
     >>> env, params = make("ebm-v2", num_agents=6, D=0.62)   # doctest: +SKIP
     """
-    _load_builtin_envs()
-    if env_id not in _REGISTRY:
-        raise ValueError(f"unknown environment id {env_id!r}; registered: {', '.join(sorted(_REGISTRY))}")
-    factory, defaults = _REGISTRY[env_id]
-    ctor_names = set(inspect.signature(factory).parameters) - {"self"}
+    factory, defaults, ctor_names = _entry(env_id)
     ctor_kwargs = dict(defaults)
     param_overrides = {}
     for name, value in overrides.items():
@@ -77,10 +80,7 @@ def override_params(env_id: str, params: Any, overrides: dict[str, Any]) -> Any:
     """``params`` of ``env_id`` with ``overrides`` set as :func:`make` sets them (dotted names for
     nested fields, numbers checked), for an environment already built: a constructor option
     is refused, naming it, since it would build another environment."""
-    _load_builtin_envs()
-    if env_id not in _REGISTRY:
-        raise ValueError(f"unknown environment id {env_id!r}; registered: {', '.join(sorted(_REGISTRY))}")
-    ctor_names = set(inspect.signature(_REGISTRY[env_id][0]).parameters) - {"self"}
+    ctor_names = _entry(env_id)[2]
     for name, value in overrides.items():
         if name in ctor_names:
             raise ValueError(f"{env_id}: {name!r} is a constructor option, not a parameter (it builds another environment: train a run with it)")

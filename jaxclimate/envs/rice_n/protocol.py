@@ -218,10 +218,10 @@ def _check_declaration(protocol: Protocol) -> None:
         raise ValueError(
             f"{who}: name must be letters, digits, '_', '.' or '-', starting with a letter or digit (it names the environment rice-n-<name>)"
         )
-    registered = _PROTOCOLS.get(protocol.name)
-    if registered is not None and not _same_code(type(registered()), type(protocol)):
+    registered = type(_PROTOCOLS[protocol.name]()) if protocol.name in _PROTOCOLS else None
+    if registered is not None and not _same_code(registered, type(protocol)):
         raise ValueError(
-            f"{who}: that name is the registered {type(registered()).__name__}'s; give {type(protocol).__name__} a name of its own "
+            f"{who}: that name is the registered {registered.__name__}'s; give {type(protocol).__name__} a name of its own "
             "so that its runs and results are not taken for the registered protocol's"
         )
     stages = tuple(protocol.stages)
