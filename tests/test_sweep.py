@@ -8,6 +8,7 @@ import pytest
 from jaxclimate import sweep, train
 from jaxclimate.algos.ippo import IPPOConfig
 from jaxclimate.core.registry import make
+from jaxclimate.run import sweeping
 
 TINY = [
     "--network",
@@ -46,25 +47,23 @@ def test_each_value_equals_its_own_run(tmp_path):
 def test_sweep_inputs_and_errors():
     env, params = make("climate-mitigation")
     config = IPPOConfig()
-    where, values, stack, hp = sweep.sweep_inputs("lr", ["1e-4", "1e-3"], params, config)
+    where, values, stack, hp = sweeping.sweep_inputs("lr", ["1e-4", "1e-3"], params, config)
     assert where == "algo" and stack is None and np.allclose(hp["lr"], [1e-4, 1e-3])
     assert np.allclose(hp["gamma"], config.gamma)
-    where, values, stack, hp = sweep.sweep_inputs("damage_coefficient", ["0.001", "0.002"], params, config)
+    where, values, stack, hp = sweeping.sweep_inputs("damage_coefficient", ["0.001", "0.002"], params, config)
     assert where == "env" and hp is None and np.allclose(stack.damage_coefficient, [0.001, 0.002])
     with pytest.raises(ValueError, match="cannot sweep 'num_envs'"):
-        sweep.sweep_inputs("num_envs", ["1", "2"], params, config)
+        sweeping.sweep_inputs("num_envs", ["1", "2"], params, config)
     with pytest.raises(ValueError, match="damage_coefficient"):  # the env's own validation names the field
-        sweep.sweep_inputs("damage_coefficient", ["-1", "0.1"], params, config)
+        sweeping.sweep_inputs("damage_coefficient", ["-1", "0.1"], params, config)
     with pytest.raises(ValueError, match="at least two values"):
-        sweep.parse_sweep("lr=1e-3")
+        sweeping.parse_sweep("lr=1e-3")
 
 
 def test_sweep_table_shows_a_spread_only_over_several_seeds():
-    from jaxclimate import sweep
-
     row = {"value": 0.5, "final_return": {"bands": -1.0}, "final_return_std": {"bands": 0.0}}
     result = {"env": "ebm-v1", "key": "D", "where": "env", "groups": ["bands"], "rows": [row], "seeds": 1}
-    one = sweep.table(result)
+    one = sweeping.table(result)
     assert "one seed per value" in one and "±" not in one
-    two = sweep.table(dict(result, seeds=2))
+    two = sweeping.table(dict(result, seeds=2))
     assert "2 seeds per value, mean ± std over seeds" in two and "-1 ± 0" in two

@@ -58,6 +58,7 @@ class Algorithm:
     #: consumes :class:`~jaxclimate.core.factored.FactoredObs` observations directly, so an
     #: environment's report may default to its factored layout (``TrainingReport.env_defaults``)
     factored_observations: bool = False
+    requires: str = ""  # placeholder until the declared capabilities land
 
 
 class RolloutHook(Protocol):

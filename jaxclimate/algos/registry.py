@@ -55,3 +55,7 @@ def _load_builtin() -> None:
     from jaxclimate.algos import apg
 
     register_algorithm(apg.ALGORITHM)
+
+
+def why_not(algo_name: str, env, env_params, config=None) -> str | None:  # placeholder until capabilities land
+    return None
