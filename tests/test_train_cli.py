@@ -315,3 +315,17 @@ def test_the_summary_says_when_no_episode_ended_instead_of_printing_nans(capsys)
     out = capsys.readouterr().out
     assert "[regions] no episode ended during the last updates" in out
     assert "[other] mean episode return" in out and "1.5000" in out and out.count("nan") == 1  # a partial group keeps its rows
+
+
+def test_resume_refuses_flags_that_would_change_the_run(tmp_path, capsys):
+    """--resume continues a run with its own settings: a flag that would change it is refused by
+    name (one line), flags of the session (--quiet, --no-plots) are taken."""
+    options = train.build_options(TINY + ["--run-dir", str(tmp_path)])
+    (tmp_path / "config.json").write_text(json.dumps(options.recorded()))
+    with pytest.raises(SystemExit) as stop:
+        train.build_options(["--resume", str(tmp_path), "--env", "rice-n", "--algo", "ippo", "--total-timesteps", "99999"])
+    err = capsys.readouterr().err.strip()
+    assert stop.value.code == 2 and len(err.splitlines()) == 1 and err.endswith("(see --help)")
+    assert "--resume: --env, --total-timesteps would change the run (climate-mitigation, ippo)" in err  # --algo is the run's own
+    resumed = train.build_options(["--resume", str(tmp_path), "--quiet", "--no-plots"])
+    assert resumed.resume and resumed.config == options.config and resumed.no_plots

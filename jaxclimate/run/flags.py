@@ -144,7 +144,9 @@ def resume_options(parser: argparse.ArgumentParser, args: argparse.Namespace, ar
     if not path.exists():
         parser.error(f"--resume: {path} not found")
     record = json.loads(path.read_text())
-    changed = sorted(set(given_flags(parser, argv)) - SESSION_FLAGS)
+    given = given_flags(parser, argv)
+    same = {name for name, value in given.items() if name in record and record[name] == value}  # e.g. --algo as recorded
+    changed = sorted(set(given) - SESSION_FLAGS - same)
     if changed:
         flags = ", ".join("--" + name.replace("_", "-") for name in changed)
         parser.error(

@@ -119,7 +119,7 @@ def run_sweep(options: RunOptions, key: str, texts: list[str], *, stop_after_chu
             state = placement.from_host(ckpt.restore_latest(like=state))
             if not quiet:
                 print(f"resuming the sweep in {out} after chunk {done}/{len(sizes)}", file=sys.stderr)
-        runner = placement.compile(lambda rs, hp, p, n: checked_updates(trainer.run, rs, n, length, hp, p), num_args=3, donate=True, num_shared=1)
+        runner = placement.compile(lambda rs, hp, p, n: checked_updates(trainer.run, rs, n, length, hp, p), num_args=3, num_shared=1)
         bar = progress_bar(
             f"sweep {key} ({n_values} values × {seeds} seeds)", config.num_updates, sum(sizes[:done]), config.steps_per_update * runs, quiet
         )
