@@ -7,7 +7,7 @@ import jax
 import numpy as np
 import pytest
 
-from jaxclimate import train
+from jaxclimate import make, train
 from jaxclimate._cli import start_cpu_processes
 
 TINY = [
@@ -310,11 +310,19 @@ def test_the_summary_says_when_no_episode_ended_instead_of_printing_nans(capsys)
         def summary_lines(self, summary):
             return []
 
+    env, _ = make("rice-n", regions=[0, 5, 12])  # regions named by the paper's IDs, besides their interface names
     summary = {"env": "e", "algo": "ippo", "updates": 1, "env_steps_per_seed": 560, "seeds": 1, "wall_seconds_this_session": 1.0}
-    _print_summary(summary | {"final_return": {"regions": [float("nan")] * 3, "other": [1.5, float("nan")]}}, None, Quiet())
+    _print_summary(summary | {"final_return": {"regions": [1.5, float("nan"), 2.0]}}, env, Quiet())
     out = capsys.readouterr().out
-    assert "[regions] no episode ended during the last updates" in out
-    assert "[other] mean episode return" in out and "1.5000" in out and out.count("nan") == 1  # a partial group keeps its rows
+    assert "[regions] mean episode return" in out and out.count("nan") == 1  # a partial group keeps its rows
+    rows = {line.split(")")[0] + ")": line.split()[-1] for line in out.splitlines() if line.startswith("regions_")}
+    assert rows == {
+        "regions_0 (region 1)": "1.5000",
+        "regions_1 (region 6)": "nan",
+        "regions_2 (region 13)": "2.0000",
+    }  # as plots and interfaces name them
+    _print_summary(summary | {"final_return": {"regions": [float("nan")] * 3}}, env, Quiet())
+    assert "[regions] no episode ended during the last updates" in capsys.readouterr().out
 
 
 def test_resume_refuses_flags_that_would_change_the_run(tmp_path, capsys):

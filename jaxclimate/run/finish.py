@@ -11,7 +11,7 @@ import jax
 import numpy as np
 
 from jaxclimate._io import atomic_write_text
-from jaxclimate.reporting import evaluate_policies, nan_mean, plot_returns
+from jaxclimate.reporting import agent_labels, evaluate_policies, nan_mean, plot_returns
 from jaxclimate.run_options import RunOptions
 
 
@@ -88,8 +88,10 @@ def print_summary(summary: dict, env, report) -> None:
         if np.isnan(returns).all():  # episodes longer than the updates' rollouts, or too few updates
             print(f"\n[{group}] no episode ended during the last updates: no episode return yet (train longer)")
             continue
-        print(f"\n[{group}] mean episode return of the last updates\n{'agent':>6} {'return':>12}")
-        for i, r in enumerate(returns):
-            print(f"{i:>6} {r:>12.4f}")
+        labels = agent_labels(env, group)
+        width = max(map(len, labels))
+        print(f"\n[{group}] mean episode return of the last updates\n{'agent':<{width}} {'return':>12}")
+        for label, r in zip(labels, returns):
+            print(f"{label:<{width}} {r:>12.4f}")
     for line in report.summary_lines(summary):
         print(line)
