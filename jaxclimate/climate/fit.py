@@ -39,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jaxclimate._cli import OneLineParser
 from jaxclimate.climate import dataset as ds
 from jaxclimate.climate import surrogate as sg
 from jaxclimate.core.precision import at_physics_precision
@@ -362,7 +363,7 @@ def _check_run_config(run_dir: Path, config: FitConfig) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jaxclimate.climate.fit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineParser(prog="python -m jaxclimate.climate.fit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", choices=["gru", "lstm", "tcn"], default="gru")
     p.add_argument("--data", type=Path, required=True, help="dataset folder from jaxclimate.climate.dataset")
     p.add_argument("--run-dir", type=Path, required=True, help="checkpoints and metrics (resumed if present)")
@@ -420,4 +421,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from jaxclimate._cli import guarded
+
+    sys.exit(guarded(main, "python -m jaxclimate.climate.fit"))

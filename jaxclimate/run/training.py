@@ -21,6 +21,7 @@ import numpy as np
 
 from jaxclimate import distributed
 from jaxclimate._io import atomic_write_text
+from jaxclimate._xla import use_cpu_safe_xla_flags
 from jaxclimate.loggers import MetricsSink
 from jaxclimate.run.assemble import make_run, resolved_config, steps_line
 from jaxclimate.run.finish import finish, metric_lines, progress_bar
@@ -42,6 +43,7 @@ def train(options: RunOptions, *, progress_fn: ProgressFn | None = None, stop_af
     would, after that many chunks of this call."""
     from jaxclimate.checkpoint import Checkpointer
 
+    use_cpu_safe_xla_flags()  # read only if JAX's backend has not started yet (jaxclimate/_xla.py)
     run_dir = Path(options.run_dir)
     writer = distributed.is_writer()  # process 0 writes the run's files; every process computes
     if not options.resume and (run_dir / "checkpoints").exists() and any((run_dir / "checkpoints").iterdir()):
