@@ -32,10 +32,10 @@ def test_every_environment_declares_what_it_offers():
         env, params = jaxclimate.make(env_id)
         capabilities = env.capabilities
         assert isinstance(capabilities, Capabilities)
-        assert capabilities.action_mask == env_id in ("rice-n", "rice-n-bilateral", "rice-n-club"), env_id
+        assert capabilities.action_mask == (env_id in ("rice-n", "rice-n-bilateral", "rice-n-club")), env_id
         assert bool(capabilities.episode_metrics) == (env_id == "invest-esg"), env_id
         assert (capabilities.host_callback is None) and not env.uses_host_callback and env.host_callback_advice == ""
-        assert env.uncertainties is capabilities.uncertainties  # the former name reads the declaration
+        assert env.uncertainties == capabilities.uncertainties  # the former name reads the declaration
         _, state = jax.eval_shape(env.reset, jax.random.PRNGKey(0), params)
         assert set(jax.eval_shape(env.episode_metrics, state, params)) == set(capabilities.episode_metrics), env_id
     cicero, _ = jaxclimate.make("climate-mitigation", engine="cicero")
