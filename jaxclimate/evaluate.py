@@ -190,8 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     env_ids = sorted({p.options.env for p in policies})
     if len(env_ids) > 1:
         parser.error(f"runs of one environment id can be compared, got {env_ids}")
-    if args.uncertainty is not None and args.uncertainty not in policies[0].env.uncertainties:
-        parser.error(f"--uncertainty: {env_ids[0]} has {sorted(policies[0].env.uncertainties) or 'no'} uncertainties, got {args.uncertainty!r}")
+    if args.uncertainty is not None and args.uncertainty not in policies[0].env.capabilities.uncertainties:
+        parser.error(
+            f"--uncertainty: {env_ids[0]} has {sorted(policies[0].env.capabilities.uncertainties) or 'no'} uncertainties, got {args.uncertainty!r}"
+        )
     tag = "-".join([f"{k}={v}" for k, v in overrides.items()] + (["sampled"] if args.sample else []))
     several = len(policies) > 1
     records = []

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxclimate.checkpoint import Checkpointer
-from jaxclimate.reporting import episode_program
+from jaxclimate.algos.acting import episode_program
 from jaxclimate.run_options import RunOptions
 
 

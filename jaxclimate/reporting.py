@@ -29,10 +29,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
+# the evaluation rollout lives in the acting layer; callers have long imported it from here
+from jaxclimate.algos.acting import episode_program, evaluate_policies, evaluate_policy  # noqa: F401
 from jaxclimate.run_options import RunOptions
 
 
@@ -85,61 +85,6 @@ class TrainingReport:
 
     def compare_lines(self, result: dict) -> list[str]:
         return [f"{run}: " + ", ".join(f"[{g}] {v:.4f}" for g, v in means.items()) for run, means in zip(result["runs"], result["mean_return"])]
-
-
-def evaluate_policies(env, env_params, trainer, state, key: jax.Array | None = None, deterministic: bool = True) -> list[dict[str, Any]]:
-    """One episode of every seed's policy from a reset (deterministic actions by default; action
-    masks applied where the env has them), all seeds in one compiled program: a ``lax.scan``
-    over the episode, ``vmap``ped over the seeds of ``state``, with one transfer to the host at
-    the end. Returns, per seed, ``actions`` and ``rewards`` per group (T, N, ...) and the step
-    ``info`` stacked over time (``final_obs`` dropped), cut after the first step that ends
-    the episode."""
-    key = jax.random.PRNGKey(0) if key is None else key
-    steps = int(np.max(np.asarray(getattr(env_params, "max_steps", 1000))))
-    episode = episode_program(env, trainer, steps, deterministic)
-    policies = jax.vmap(trainer.policy)(state)
-    actions, rewards, info, done = jax.device_get(jax.jit(jax.vmap(episode, in_axes=(0, None, None)))(policies, env_params, key))
-    evaluations = []
-    for s in range(done.shape[0]):
-        ended = np.flatnonzero(done[s])
-        length = int(ended[0]) + 1 if ended.size else steps
-        cut = lambda tree: jax.tree_util.tree_map(lambda x: x[s, :length], tree)  # noqa: E731
-        evaluations.append({"actions": cut(actions), "rewards": cut(rewards), "info": cut(info)})
-    return evaluations
-
-
-def evaluate_policy(env, env_params, trainer, state, seed_index: int = 0, key: jax.Array | None = None, deterministic: bool = True) -> dict[str, Any]:
-    """:func:`evaluate_policies` for seed ``seed_index`` alone."""
-    one = jax.tree_util.tree_map(lambda x: x[seed_index][None], state)
-    return evaluate_policies(env, env_params, trainer, one, key, deterministic)[0]
-
-
-def episode_program(env, trainer, steps: int, deterministic: bool):
-    """``episode(policy, env_params, key)`` -> (actions, rewards, info, done) per step: ``steps``
-    steps of one env under one policy, with the key chain of a step-by-step loop (``key, k_act,
-    k_step = split(key, 3)``)."""
-    has_mask = hasattr(env, "action_mask")
-
-    def episode(policy, env_params, key):
-        key, k_reset = jax.random.split(key)
-        obs, env_state = env.reset(k_reset, env_params)
-
-        def body(carry, _):
-            obs, env_state, rnn, first, key = carry
-            key, k_act, k_step = jax.random.split(key, 3)
-            batch = jax.tree_util.tree_map(lambda x: x[None], obs)
-            mask = {g: env.action_mask(g, env_state, env_params)[None] for g in env.agents} if has_mask else None
-            actions, rnn = trainer.act(policy, batch, rnn, first, k_act, deterministic=deterministic, mask=mask)
-            actions = jax.tree_util.tree_map(lambda x: x[0], actions)
-            obs, env_state, rewards, terminated, truncated, info = env.step(k_step, env_state, actions, env_params)
-            info = {k: v for k, v in info.items() if k != "final_obs"}
-            done = jnp.any(jnp.logical_or(terminated, truncated))
-            return (obs, env_state, rnn, jnp.zeros((1,), bool), key), (actions, rewards, info, done)
-
-        carry = (obs, env_state, trainer.initial_carry(1), jnp.ones((1,), bool), key)
-        return jax.lax.scan(body, carry, None, length=steps)[1]
-
-    return episode
 
 
 def nan_mean(values: Any, axis: Any = None) -> Any:

@@ -10,7 +10,9 @@
 5. observations are finite and inside their spaces; sampled actions are inside theirs and
    are accepted; rewards have shape (n_agents,) per group and are finite;
 6. truncation and auto-reset: ``truncated`` fires exactly at ``params.max_steps``, the
-   returned state is the reset state, ``info["final_obs"]`` is the pre-reset observation.
+   returned state is the reset state, ``info["final_obs"]`` is the pre-reset observation;
+7. what ``env.capabilities`` declares is there: the episode metrics by those names, an action
+   mask of every group with one row per agent.
 
 Use small ``max_steps`` for environments with long episodes (``params.replace(max_steps=…)``).
 """
@@ -24,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxclimate.core.env import Environment, EnvParams
+from jaxclimate.core.env import Capabilities, Environment, EnvParams
 from jaxclimate.core.factored import FactoredBox
 
 
@@ -49,6 +51,20 @@ def check_env(
     _check_jit_matches_eager(env, params, key, num_steps, rtol, atol)
     _check_vmap(env, params, params_variants, key, num_steps, rtol, atol)
     _check_auto_reset(env, params, key, num_steps, rtol, atol)
+    _check_capabilities(env, params, key)
+
+
+def _check_capabilities(env, params, key) -> None:
+    """What the environment declares it offers is there (shapes only: nothing runs)."""
+    capabilities = env.capabilities
+    assert isinstance(capabilities, Capabilities), f"{env.name}: capabilities must be a Capabilities, got {type(capabilities).__name__}"
+    _, state = jax.eval_shape(env.reset, key, params)
+    names = tuple(jax.eval_shape(env.episode_metrics, state, params))
+    assert set(names) == set(capabilities.episode_metrics), f"{env.name}: episode_metrics gives {names}, declared {capabilities.episode_metrics}"
+    if capabilities.action_mask:
+        for group, n in env.agents.items():
+            mask = jax.eval_shape(lambda s, group=group: env.action_mask(group, s, params), state)
+            assert mask.shape[0] == n, f"{env.name}: action_mask({group!r}) has shape {mask.shape}, not one row per agent ({n})"
 
 
 def rollout(env: Environment, params: EnvParams, key: jax.Array, num_steps: int, actions_fn=None):

@@ -101,7 +101,7 @@ def test_evaluate_scores_the_policies_over_draws_of_an_uncertainty(run_dir, caps
     assert per_draw.shape == (6,) and per_draw.std() > 0  # the damage moves the return
     policy = jaxclimate.load_policy(run_dir)
     factors = record["factors"]
-    uncertainty = policy.env.uncertainties["damage"]
+    uncertainty = policy.env.capabilities.uncertainties["damage"]
     for i in (0, 5):
         params = uncertainty.apply(policy.env_params, {k: np.float32(v[i]) for k, v in factors.items()})
         alone = policy.episode_returns(1, env_params=params)["countries"].sum(-1).mean()

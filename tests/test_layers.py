@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "jaxclimate"
-ALGORITHMS = ("jaxclimate.algos.ippo", "jaxclimate.algos.off_policy")
+ALGORITHMS = ("jaxclimate.algos.ippo", "jaxclimate.algos.off_policy", "jaxclimate.algos.apg")
+#: what the algorithms share (acting, networks, the Algorithm record): none of it imports an algorithm
+SHARED = (
+    "jaxclimate.algos.base",
+    "jaxclimate.algos.acting",
+    "jaxclimate.algos.networks",
+    "jaxclimate.algos.distributions",
+    "jaxclimate.algos.losses",
+)
 ABOVE_ENVIRONMENTS = ("jaxclimate.train", "jaxclimate.sweep", "jaxclimate.reporting", "jaxclimate.algos", "matplotlib")
 
 
@@ -42,6 +50,13 @@ def test_no_algorithm_imports_another(module):
     path = PACKAGE.parent / (module.replace(".", "/") + ".py")
     others = sorted(m for m in imported_modules(path) for other in ALGORITHMS if other != module and m.startswith(other))
     assert not others, f"{module} imports {others}"
+
+
+@pytest.mark.parametrize("module", SHARED)
+def test_what_algorithms_share_imports_no_algorithm(module):
+    path = PACKAGE.parent / (module.replace(".", "/") + ".py")
+    offending = sorted(m for m in imported_modules(path) if m.startswith(ALGORITHMS))
+    assert not offending, f"{module} imports {offending}"
 
 
 def test_the_check_sees_a_lazy_import(tmp_path):

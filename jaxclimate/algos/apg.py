@@ -31,8 +31,11 @@ fitted to the window's TD(λ) targets (:func:`td_lambda_targets`, in units of th
 mean and variance) by ``critic_iterations`` full-batch Adam steps. docs/apg.md §1.1 measures
 when it helps.
 
-Only continuous actions are differentiated: a group whose actions are not a bounded ``Box``
-is refused with one line.
+Only continuous actions are differentiated: what APG trains is declared on :data:`ALGORITHM`
+(one agent group acting in a bounded 1-D ``Box``), and anything else is refused with one line.
+Acting (the vectorised environments, their episode statistics) is
+:mod:`jaxclimate.algos.acting`'s, shared with the other learners; the networks are
+:mod:`jaxclimate.algos.networks`' ``TanhActor`` and ``ValueCritic``.
 """
 
 from __future__ import annotations
@@ -40,16 +43,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jaxclimate.algos.acting import VectorEnv, mean_over_finished
 from jaxclimate.algos.base import Algorithm, Trainer, is_positive_int, require
+from jaxclimate.algos.networks import TanhActor, ValueCritic
 from jaxclimate.core import struct
-from jaxclimate.core.spaces import Box
-from jaxclimate.core.wrappers import EpisodeStatistics
 
 OBJECTIVES = ("team", "own")
 
@@ -95,31 +97,6 @@ class APGConfig:
         return self.total_timesteps // self.steps_per_update
 
 
-class Actor(nn.Module):
-    """ô → tanh MLP → tanh: an action in [−1, 1] per dimension (mapped onto the box outside)."""
-
-    act_dim: int
-    hidden: int
-
-    @nn.compact
-    def __call__(self, obs: jax.Array) -> jax.Array:
-        x = nn.tanh(nn.Dense(self.hidden)(obs))
-        x = nn.tanh(nn.Dense(self.hidden)(x))
-        return jnp.tanh(nn.Dense(self.act_dim, kernel_init=nn.initializers.variance_scaling(0.01, "fan_in", "truncated_normal"))(x))
-
-
-class Critic(nn.Module):
-    """ô → tanh MLP → one value (in units of the returns' running statistics, see ``ReturnNorm``)."""
-
-    hidden: int
-
-    @nn.compact
-    def __call__(self, obs: jax.Array) -> jax.Array:
-        x = nn.tanh(nn.Dense(self.hidden)(obs))
-        x = nn.tanh(nn.Dense(self.hidden)(x))
-        return nn.Dense(1)(x)[..., 0]
-
-
 @struct.dataclass
 class ObsNorm:
     """Running mean and variance of the observations, per agent (Chan et al.'s parallel update)."""
@@ -163,14 +140,16 @@ class APGState:
 
 def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollout_hook: Any = None) -> Trainer:
     """A training run in pieces (see the module docstring and :class:`jaxclimate.algos.base.Trainer`)."""
-    group, n_agents, space = _check_setup(env, config, recorder, rollout_hook)
+    ALGORITHM.check(env, recorder, rollout_hook)
+    ((group, n_agents),) = env.agents.items()
+    space = env.action_space(group)
     obs_dim, act_dim = env.observation_space(group).shape[0], space.shape[0]
     low, high = jnp.asarray(space.low, jnp.float32), jnp.asarray(space.high, jnp.float32)
-    actor = Actor(act_dim, config.hidden_size)
+    actor = TanhActor(act_dim, config.hidden_size)
     optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(config.lr))
     shac = ShacCritic(n_agents, obs_dim, config) if config.critic else None
-    stats_env = EpisodeStatistics(env)
-    E, T = config.num_envs, config.unroll_length
+    envs = VectorEnv(env, config.num_envs)
+    T = config.unroll_length
     discounts = jnp.asarray(config.gamma ** np.arange(T), jnp.float32)
 
     def actions_of(actors: Any, norm: ObsNorm, obs: jax.Array) -> jax.Array:
@@ -181,7 +160,7 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
     def init(rng: jax.Array, env_params_: Any = None) -> APGState:
         p = env_params if env_params_ is None else env_params_
         rng, k_env, k_net, k_critic = jax.random.split(rng, 4)
-        obs, env_state = jax.vmap(stats_env.reset, in_axes=(0, None))(jax.random.split(k_env, E), p)
+        obs, env_state = envs.reset(k_env, p)
         actors = _stack(actor.init(k_net, jnp.zeros((obs_dim,))), n_agents)  # one start for every agent
         obs = obs[group].astype(jnp.float32)
         state = APGState(
@@ -196,25 +175,17 @@ def make_trainer(env, env_params, config: APGConfig, recorder: Any = None, rollo
             env_state, obs = carry
             key, discount = inputs
             action = actions_of(actors, state.norm, obs)
-            before = _progress(env_state, p)
-            next_obs, env_state, rewards, terminated, truncated, info = jax.vmap(stats_env.step, in_axes=(0, 0, 0, None))(
-                jax.random.split(key, E), env_state, {group: action}, p
-            )
-            next_obs = next_obs[group].astype(jnp.float32)
-            out = (
-                rewards[group],
-                jnp.logical_or(terminated, truncated),
-                info["returned_episode_returns"][group],
-                obs,
-                (next_obs, before, _progress(env_state, p)),
-            )
-            return (env_state, next_obs), out
+            before = envs.progress(env_state, p)
+            step = envs.step(key, env_state, {group: action}, p)
+            next_obs = step.obs[group].astype(jnp.float32)
+            out = (step.rewards[group], step.done, step.returns[group], obs, (next_obs, before, envs.progress(step.state, p)))
+            return (step.state, next_obs), out
 
         (env_state, obs), (rewards, done, returns, seen, after) = jax.lax.scan(body, (start_state, start_obs), (jax.random.split(key, T), discounts))
         objective = (discounts[:, None, None] * rewards).mean((0, 1))
         if shac is not None:  # SHAC: the window's end bootstrapped by the critic, differentiated through the final state
             alive = 1.0 - done[-1].astype(jnp.float32)  # (E,)
-            tail = config.gamma**T * alive[:, None] * shac.values(state, obs, _progress(env_state, p))
+            tail = config.gamma**T * alive[:, None] * shac.values(state, obs, envs.progress(env_state, p))
             objective = objective + tail.mean(0) / T
         return objective, (env_state, obs, done, returns, seen, jax.lax.stop_gradient((rewards, after)))
 
@@ -273,8 +244,8 @@ class ShacCritic:
     config: APGConfig
 
     @property
-    def network(self) -> Critic:
-        return Critic(self.config.hidden_size)
+    def network(self) -> ValueCritic:
+        return ValueCritic(self.config.hidden_size)
 
     @property
     def optimizer(self) -> optax.GradientTransformation:
@@ -324,11 +295,6 @@ def _stack(tree: Any, n: int) -> Any:
     return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n, *x.shape)), tree)
 
 
-def _progress(env_state: Any, params: Any) -> jax.Array:
-    """The episode's progress t/max_steps of each environment."""
-    return env_state.episode_length.astype(jnp.float32) / jnp.asarray(params.max_steps, jnp.float32)
-
-
 def td_lambda_targets(rewards: jax.Array, next_values: jax.Array, done: jax.Array, gamma: float, lam: float) -> jax.Array:
     """TD(λ) returns of a window, (T, E, N): G_t = r_t + γ(1 − d_t)·((1 − λ)·V(s_{t+1}) + λ·G_{t+1}),
     with G_T = V(s_T) (the window's end is bootstrapped; an episode's end is not)."""
@@ -351,24 +317,18 @@ def _agent_is(i: jax.Array, x: jax.Array) -> jax.Array:
 def _metrics(done: jax.Array, returns: jax.Array, loss: jax.Array, grad_norm: jax.Array) -> dict:
     """One row per update: each agent's mean return over the episodes that ended in the window
     (NaN if none did), the loss and each actor's gradient norm before clipping."""
-    done = done.astype(jnp.float32)  # (T, E)
-    count = done.sum()
-    episode_return = jnp.where(count > 0, jnp.sum(returns * done[..., None], axis=(0, 1)) / jnp.maximum(count, 1.0), jnp.nan)
     n = grad_norm.shape[0]
-    return {"episode_return": episode_return, "episodes": count, "loss": jnp.broadcast_to(loss, (n,)), "grad_norm": grad_norm}
+    count = done.astype(jnp.float32).sum()  # (T, E) -> episodes ended in the window
+    return {"episode_return": mean_over_finished(returns, done), "episodes": count, "loss": jnp.broadcast_to(loss, (n,)), "grad_norm": grad_norm}
 
 
-def _check_setup(env, config: APGConfig, recorder: Any, rollout_hook: Any) -> tuple[str, int, Box]:
-    """The one agent group, its size and bounded Box actions, or one line saying why not."""
-    if len(env.agents) != 1:
-        raise ValueError(f"apg trains one agent group; {env.name} has {sorted(env.agents)}")
-    ((group, n_agents),) = env.agents.items()
-    space = env.action_space(group)
-    if not isinstance(space, Box) or len(space.shape) != 1 or not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
-        raise ValueError(f"apg differentiates the return through continuous actions; {env.name} has {space} actions, which it cannot differentiate")
-    if recorder is not None or rollout_hook is not None:
-        raise ValueError("APGConfig: recorders and rollout hooks are not supported by apg")
-    return group, n_agents, space
-
-
-ALGORITHM = Algorithm("apg", APGConfig, make_trainer, "analytic policy gradients through the differentiable dynamics (Brax's APG)")
+ALGORITHM = Algorithm(
+    "apg",
+    APGConfig,
+    make_trainer,
+    "analytic policy gradients through the differentiable dynamics (Brax's APG)",
+    action_kinds=("box",),
+    max_groups=1,
+    rollout_extras=False,
+    needs="differentiates the return through continuous actions",
+)

@@ -23,10 +23,12 @@ recurrent and feed-forward networks share one update path; a feed-forward networ
 draw minibatches of ``minibatch_size`` single samples from the whole rollout (Stable-Baselines3's
 scheme; the last minibatch holds the remainder, masked by sample weights).
 
-Environments may provide ``action_mask(group, state, params)`` (boolean, the padded-logits
-shape of the head per agent): masked choices get probability 0. An environment whose step
-``info`` carries ``"episode_metrics"`` (a dict of arrays describing the episode so far) gets
-their mean over the episodes finished in each update as ``metrics["episode"]``.
+An environment that declares action masks (``env.capabilities.action_mask``;
+``action_mask(group, state, params)``, boolean, the padded-logits shape of the head per agent)
+has its masked choices get probability 0. One that declares episode metrics
+(``env.capabilities.episode_metrics``) gets their mean over the episodes finished in each
+update as ``metrics["episode"]``. Acting (the vectorised environments, their episode
+statistics) is :mod:`jaxclimate.algos.acting`'s, shared with the other learners.
 
 Rollout options (``lock_in_period``, a ``rollout_hook``): with a lock-in of k, agents query
 their policies only when the env's ``time`` is a multiple of k and otherwise repeat the last
@@ -53,7 +55,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxclimate.algos.base import RolloutHook, Trainer, is_positive_int, require
+from jaxclimate.algos.acting import VectorEnv, mean_over_finished
+from jaxclimate.algos.base import Algorithm, RolloutHook, Trainer, is_positive_int, require
 from jaxclimate.algos.distributions import ActionHead
 from jaxclimate.algos.gae import generalized_advantages
 from jaxclimate.algos.losses import ppo_loss, standardize
@@ -61,7 +64,6 @@ from jaxclimate.algos.networks import ACTIVATIONS, INITIALIZATIONS, NETWORKS, Ac
 from jaxclimate.core import struct
 from jaxclimate.core.factored import FactoredBox, FactoredObs
 from jaxclimate.core.loops import loop_unroll
-from jaxclimate.core.wrappers import EpisodeStatistics
 
 FLAT_HINT = "the flat layout has no such constraint: observation='flat', --env-set observation=flat on the CLI"
 
@@ -341,14 +343,6 @@ def _optimizer(config: IPPOConfig) -> optax.GradientTransformation:
     return optax.multi_transform({"actor": chain(), "critic": chain()}, labels)
 
 
-def _mean_over_finished(x: jax.Array, finished: jax.Array) -> jax.Array:
-    """Mean of x (T, E, ...) over the (T, E) entries where an episode finished; NaN if none did
-    (a gap in the curves, not a return of 0, which with negative rewards would read as perfect)."""
-    weight = finished.reshape(*finished.shape, *([1] * (x.ndim - finished.ndim))).astype(jnp.float32)
-    count = jnp.sum(finished)
-    return jnp.where(count > 0, jnp.sum(x.astype(jnp.float32) * weight, axis=(0, 1)) / jnp.maximum(count, 1), jnp.nan)
-
-
 def sample_minibatch_layout(key: jax.Array, n: int, size: int) -> tuple[jax.Array, jax.Array]:
     """Stable-Baselines3's minibatches: a random order of the ``n`` samples cut into
     ⌈n / size⌉ minibatches of ``size``, the last one holding the remainder. Returns the sample
@@ -379,6 +373,7 @@ class _IPPO:
     (:func:`_learner_update`), the update step that joins them, and acting for evaluation."""
 
     def __init__(self, env, env_params, config: IPPOConfig, recorder: Any, rollout_hook: RolloutHook | None):
+        ALGORITHM.check(env, recorder, rollout_hook)
         if "episode" in env.agents:
             raise ValueError("IPPO reserves the metrics key 'episode'; an agent group cannot be named so")
         self.groups = [_Group(env, g, config) for g in env.agents]
@@ -388,21 +383,20 @@ class _IPPO:
         self.learning_starts = dict(config.learning_starts)
         self.env, self.env_params, self.config = env, env_params, config
         self.recorder, self.rollout_hook = recorder, rollout_hook
-        self.stats_env = EpisodeStatistics(env)
+        self.envs = VectorEnv(env, config.num_envs)
         self.tx = _optimizer(config)
         self.weighted = rollout_hook is not None or config.minibatch_size > 0
 
     def masks(self, env_state, params) -> dict:
-        if not hasattr(self.env, "action_mask"):
-            return {g.name: None for g in self.groups}
-        inner = env_state.env_state
-        return {g.name: g.to_learners(jax.vmap(lambda s: self.env.action_mask(g.name, s, params))(inner)) for g in self.groups}
+        """Group -> the action masks in the learner layout, or None where the env has none."""
+        masks = self.envs.action_masks(env_state, params)
+        return {g.name: None if masks is None else g.to_learners(masks[g.name]) for g in self.groups}
 
     def init(self, rng: jax.Array, env_params_: Any = None) -> RunnerState:
         p = self.env_params if env_params_ is None else env_params_
         groups, E = self.groups, self.config.num_envs
         rng, k_env, k_hook, *k_groups = jax.random.split(rng, 3 + len(groups))
-        obs, env_state = jax.vmap(self.stats_env.reset, in_axes=(0, None))(jax.random.split(k_env, E), p)
+        obs, env_state = self.envs.reset(k_env, p)
         params = {g.name: g.init_params(k) for g, k in zip(groups, k_groups)}
         return RunnerState(
             params=params,
@@ -453,18 +447,16 @@ class _IPPO:
         outs, carry = self.policy_step(rs.params, rs.obs, rs.carry, rs.done, k_act, mask)
         lock = rs.lock
         if self.config.lock_in_period > 1:
-            outs, lock = self.lock_in(outs, lock, rs.env_state.env_state.time)
+            outs, lock = self.lock_in(outs, lock, self.envs.time(rs.env_state))
         actions = {g.name: g.to_env(g.head.to_env(outs[g.name][1])) for g in self.groups}
         hook, weight = rs.hook, None
         if self.rollout_hook is not None:
             hook, actions, weight = self.rollout_hook.apply(hook, k_hook, rs.env_state.env_state, actions)
-        obs, env_state, rewards, terminated, truncated, info = jax.vmap(self.stats_env.step, in_axes=(0, 0, 0, None))(
-            jax.random.split(k_env, E), rs.env_state, actions, p
-        )
-        done = jnp.logical_or(terminated, truncated)
+        step = self.envs.step(k_env, rs.env_state, actions, p)
+        obs, env_state, rewards, done = step.obs, step.state, step.rewards, step.done
         rec = rs.recorder
         if self.recorder is not None:
-            rec = self.recorder.update(rec, k_rec, rs.env_state.env_state, info, done)
+            rec = self.recorder.update(rec, k_rec, rs.env_state.env_state, step.info, done)
         transitions = {}
         for g in self.groups:
             o, a, lp, v, reset = outs[g.name]
@@ -472,9 +464,9 @@ class _IPPO:
             transitions[g.name] = Transition(
                 o, a, lp, v, g.to_learners(rewards[g.name].astype(jnp.float32)), g.per_learner(done), reset, mask[g.name], w
             )
-        stats = {"returned_episode": done, "returns": info["returned_episode_returns"]}
-        if "episode_metrics" in info:
-            stats["episode_metrics"] = info["episode_metrics"]
+        stats = {"returned_episode": done, "returns": step.returns}
+        if step.episode_metrics is not None:
+            stats["episode_metrics"] = step.episode_metrics
         new = rs.replace(env_state=env_state, obs=obs, done=done, carry=carry, recorder=rec, rng=rng, hook=hook, lock=lock)
         return new, (transitions, stats)
 
@@ -516,11 +508,11 @@ class _IPPO:
             params[g.name], opt_state[g.name], losses = self.update_group(g, rs, carry0, traj[g.name], hp, frac, k)
             metrics[g.name] = dict(
                 jax.tree_util.tree_map(jnp.mean, losses),
-                episode_return=_mean_over_finished(stats["returns"][g.name], finished),
+                episode_return=mean_over_finished(stats["returns"][g.name], finished),
                 episodes=jnp.sum(finished),
             )
         if "episode_metrics" in stats:
-            metrics["episode"] = jax.tree_util.tree_map(lambda x: _mean_over_finished(x, finished), stats["episode_metrics"])
+            metrics["episode"] = jax.tree_util.tree_map(lambda x: mean_over_finished(x, finished), stats["episode_metrics"])
         return rs.replace(params=params, opt_state=opt_state, rng=rng, update=rs.update + 1), metrics
 
     def run(self, rs: RunnerState, num_updates: int, hyperparams: dict | None = None, env_params_: Any = None):
@@ -633,3 +625,8 @@ def make_train(env, env_params, config: IPPOConfig, recorder: Any = None, rollou
         return {"runner_state": rs, "metrics": metrics}
 
     return train
+
+
+ALGORITHM = Algorithm(
+    "ippo", IPPOConfig, make_trainer, "independent PPO (PureJaxRL style): one learner per agent, any action space", factored_observations=True
+)

@@ -1,6 +1,7 @@
-"""Actor-critics for IPPO: feed-forward (MLP) or recurrent (LSTM / GRU scanned over time).
+"""The networks of every algorithm in ``jaxclimate.algos``, in one module.
 
-Every network maps ``(carry, obs (T, B, d), resets (T, B))`` to ``(carry, actor_out (T, B,
+IPPO's actor-critics (:class:`ActorCritic`): feed-forward (MLP) or recurrent (LSTM / GRU
+scanned over time). Every network maps ``(carry, obs (T, B, d), resets (T, B))`` to ``(carry, actor_out (T, B,
 k), log_std, value (T, B))``. ``resets[t]`` marks ``obs[t]`` as the first observation of an
 episode: the recurrent carry is zeroed before that step, so the hidden state lives exactly
 one episode. The MLP ignores carry and resets (its carry is a dummy, so one code path serves
@@ -9,6 +10,11 @@ both). Actor and critic have separate MLP heads; the recurrent cell is a shared 
 ``obs`` may also be a :class:`~jaxclimate.core.factored.FactoredObs` with ``shared`` (T, E, Fs)
 once per environment and ``own`` (T, B, Fo) per agent, B = E · r: every first layer is then a
 :class:`FactoredDense`, which multiplies the shared features once per environment.
+
+The off-policy learners' (DDPG, TD3, TQC) actors and critics, initialised as PyTorch does
+(:class:`TorchDense`): :class:`DeterministicActor`, :class:`SquashedGaussianActor`,
+:class:`QCritic`. APG's actor and SHAC value (flax's default initialisation):
+:class:`TanhActor`, :class:`ValueCritic`.
 """
 
 from __future__ import annotations
@@ -153,3 +159,93 @@ def parameter_role(path: tuple) -> str:
     if name.startswith("critic"):
         return "critic"
     raise ValueError(f"parameter {name!r} belongs to neither the actor nor the critic (a shared recurrent torso)")
+
+
+# --- the off-policy learners (PyTorch's default initialisation: weights and biases uniform in ±1/√fan_in) ---
+
+
+class TorchDense(nn.Module):
+    """A linear layer initialised as ``torch.nn.Linear``."""
+
+    features: int
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        bound = 1.0 / np.sqrt(x.shape[-1])
+        init = lambda key, shape, dtype=jnp.float32: jax.random.uniform(key, shape, dtype, -bound, bound)  # noqa: E731
+        kernel = self.param("kernel", init, (x.shape[-1], self.features))
+        bias = self.param("bias", init, (self.features,))
+        return x @ kernel + bias
+
+
+class DeterministicActor(nn.Module):
+    """obs → ReLU MLP → tanh: an action in [−1, 1] (scaled to the box outside); DDPG and TD3."""
+
+    act_dim: int
+    hidden: int
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        x = nn.relu(TorchDense(self.hidden)(obs))
+        x = nn.relu(TorchDense(self.hidden)(x))
+        return jnp.tanh(TorchDense(self.act_dim)(x))
+
+
+class SquashedGaussianActor(nn.Module):
+    """obs → ReLU MLP → (mean, log std), log std mapped into [−5, 2] through a tanh (SAC/TQC)."""
+
+    act_dim: int
+    hidden: int
+    log_std_min: float = -5.0
+    log_std_max: float = 2.0
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        x = nn.relu(TorchDense(self.hidden)(obs))
+        x = nn.relu(TorchDense(self.hidden)(x))
+        mean = TorchDense(self.act_dim)(x)
+        log_std = jnp.tanh(TorchDense(self.act_dim)(x))
+        return mean, self.log_std_min + 0.5 * (self.log_std_max - self.log_std_min) * (log_std + 1.0)
+
+
+class QCritic(nn.Module):
+    """(obs, action) → ReLU MLP → ``outputs`` values (1 for Q, the quantiles for TQC)."""
+
+    hidden: int
+    outputs: int = 1
+
+    @nn.compact
+    def __call__(self, obs: jax.Array, action: jax.Array) -> jax.Array:
+        x = jnp.concatenate([obs, action], axis=-1)
+        x = nn.relu(TorchDense(self.hidden)(x))
+        x = nn.relu(TorchDense(self.hidden)(x))
+        return TorchDense(self.outputs)(x)
+
+
+# --- APG (flax's default initialisation) ----------------------------------------------------------
+
+
+class TanhActor(nn.Module):
+    """ô → tanh MLP → tanh: an action in [−1, 1] per dimension (mapped onto the box outside);
+    the last layer starts small (variance scaling 0.01), so the first actions sit mid-box."""
+
+    act_dim: int
+    hidden: int
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        x = nn.tanh(nn.Dense(self.hidden)(obs))
+        x = nn.tanh(nn.Dense(self.hidden)(x))
+        return jnp.tanh(nn.Dense(self.act_dim, kernel_init=nn.initializers.variance_scaling(0.01, "fan_in", "truncated_normal"))(x))
+
+
+class ValueCritic(nn.Module):
+    """ô → tanh MLP → one value (SHAC's critic; in units of the returns' running statistics)."""
+
+    hidden: int
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        x = nn.tanh(nn.Dense(self.hidden)(obs))
+        x = nn.tanh(nn.Dense(self.hidden)(x))
+        return nn.Dense(1)(x)[..., 0]

@@ -33,78 +33,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jaxclimate.algos.acting import VectorEnv, mean_over_finished
 from jaxclimate.algos.base import Algorithm, Trainer, is_positive_int, require, tree_select
+from jaxclimate.algos.networks import DeterministicActor, QCritic, SquashedGaussianActor
 from jaxclimate.algos.replay import ReplayBuffer
 from jaxclimate.core import struct
-from jaxclimate.core.spaces import Box
-from jaxclimate.core.wrappers import EpisodeStatistics
-
-# --- networks (PyTorch's default initialisation: weights and biases uniform in ±1/√fan_in) ---------
-
-
-class TorchDense(nn.Module):
-    """A linear layer initialised as ``torch.nn.Linear``."""
-
-    features: int
-
-    @nn.compact
-    def __call__(self, x: jax.Array) -> jax.Array:
-        bound = 1.0 / np.sqrt(x.shape[-1])
-        init = lambda key, shape, dtype=jnp.float32: jax.random.uniform(key, shape, dtype, -bound, bound)  # noqa: E731
-        kernel = self.param("kernel", init, (x.shape[-1], self.features))
-        bias = self.param("bias", init, (self.features,))
-        return x @ kernel + bias
-
-
-class DeterministicActor(nn.Module):
-    """obs → ReLU MLP → tanh: an action in [−1, 1] (scaled to the box outside)."""
-
-    act_dim: int
-    hidden: int
-
-    @nn.compact
-    def __call__(self, obs: jax.Array) -> jax.Array:
-        x = nn.relu(TorchDense(self.hidden)(obs))
-        x = nn.relu(TorchDense(self.hidden)(x))
-        return jnp.tanh(TorchDense(self.act_dim)(x))
-
-
-class SquashedGaussianActor(nn.Module):
-    """obs → ReLU MLP → (mean, log std), log std mapped into [−5, 2] through a tanh (SAC/TQC)."""
-
-    act_dim: int
-    hidden: int
-    log_std_min: float = -5.0
-    log_std_max: float = 2.0
-
-    @nn.compact
-    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
-        x = nn.relu(TorchDense(self.hidden)(obs))
-        x = nn.relu(TorchDense(self.hidden)(x))
-        mean = TorchDense(self.act_dim)(x)
-        log_std = jnp.tanh(TorchDense(self.act_dim)(x))
-        return mean, self.log_std_min + 0.5 * (self.log_std_max - self.log_std_min) * (log_std + 1.0)
-
-
-class Critic(nn.Module):
-    """(obs, action) → ReLU MLP → ``outputs`` values (1 for Q, the quantiles for TQC)."""
-
-    hidden: int
-    outputs: int = 1
-
-    @nn.compact
-    def __call__(self, obs: jax.Array, action: jax.Array) -> jax.Array:
-        x = jnp.concatenate([obs, action], axis=-1)
-        x = nn.relu(TorchDense(self.hidden)(x))
-        x = nn.relu(TorchDense(self.hidden)(x))
-        return TorchDense(self.outputs)(x)
-
 
 # --- configurations -----------------------------------------------------------------------------
 
@@ -236,11 +174,11 @@ class Learner:
     alpha_opt: Any = None
 
 
-def _stack_critics(critic: Critic, key: jax.Array, n: int, obs: jax.Array, action: jax.Array) -> Any:
+def _stack_critics(critic: QCritic, key: jax.Array, n: int, obs: jax.Array, action: jax.Array) -> Any:
     return jax.vmap(lambda k: critic.init(k, obs, action)["params"])(jax.random.split(key, n))
 
 
-def _q(critic: Critic, params: Any, obs: jax.Array, action: jax.Array) -> jax.Array:
+def _q(critic: QCritic, params: Any, obs: jax.Array, action: jax.Array) -> jax.Array:
     """Every critic's output for a batch: (critics, batch, outputs)."""
     return jax.vmap(lambda p: critic.apply({"params": p}, obs, action))(params)
 
@@ -257,7 +195,7 @@ class _DeterministicLearner:
         self.obs_dim, self.act_dim = obs_dim, act_dim
         self.scale, self.offset, self.low, self.high = scale, offset, low, high
         self.actor = DeterministicActor(act_dim, config.hidden_size)
-        self.critic = Critic(config.hidden_size)
+        self.critic = QCritic(config.hidden_size)
         self.opt = optax.adam(config.lr)  # PyTorch's Adam: β = (0.9, 0.999), ε = 1e-8
 
     def init(self, key: jax.Array) -> Learner:
@@ -315,7 +253,7 @@ class _TQCLearner:
         self.config, self.obs_dim, self.act_dim = config, obs_dim, act_dim
         self.scale, self.offset, self.low, self.high = scale, offset, low, high
         self.actor = SquashedGaussianActor(act_dim, config.hidden_size)
-        self.critic = Critic(config.hidden_size, config.n_quantiles)
+        self.critic = QCritic(config.hidden_size, config.n_quantiles)
         self.actor_opt, self.critic_opt = optax.adam(config.actor_lr), optax.adam(config.critic_lr)
         self.alpha_opt = optax.adam(config.alpha_lr)
         self.target_entropy = -float(act_dim)
@@ -472,7 +410,10 @@ def federated_average(params: Any) -> Any:
 
 def make_trainer(env, env_params, config: OffPolicyConfig, recorder: Any = None, rollout_hook: Any = None) -> Trainer:
     """A training run in pieces (see the module docstring and :class:`jaxclimate.algos.base.Trainer`)."""
-    group, n_agents, space, period = _check_setup(env, env_params, config, recorder, rollout_hook)
+    _algorithm_of(config).check(env, recorder, rollout_hook)
+    ((group, n_agents),) = env.agents.items()
+    space = env.action_space(group)
+    period = _federation_period(env, env_params, config)
     obs_dim, act_dim = env.observation_space(group).shape[0], space.shape[0]
     low, high = jnp.asarray(space.low, jnp.float32), jnp.asarray(space.high, jnp.float32)
     scale, offset = (high - low) / 2.0, (high + low) / 2.0
@@ -483,13 +424,13 @@ def make_trainer(env, env_params, config: OffPolicyConfig, recorder: Any = None,
     static_gate = lambda k: config.num_steps % k == 0  # noqa: E731
     target_every = getattr(config, "target_network_frequency", config.policy_frequency)
     capacity = min(config.buffer_size, config.total_timesteps * config.num_envs)
-    stats_env = EpisodeStatistics(env)
+    envs = VectorEnv(env, config.num_envs)
     E = config.num_envs
 
     def init(rng: jax.Array, env_params_: Any = None) -> OffPolicyState:
         p = env_params if env_params_ is None else env_params_
         rng, k_env, k_net = jax.random.split(rng, 3)
-        obs, env_state = jax.vmap(stats_env.reset, in_axes=(0, None))(jax.random.split(k_env, E), p)
+        obs, env_state = envs.reset(k_env, p)
         one = impl.init(k_net)  # identical initial networks for every agent (the federation's common start)
         learners = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (n_agents, *jnp.shape(x))), one)
         buffer = ReplayBuffer.create(capacity, obs_dim, act_dim)
@@ -517,12 +458,10 @@ def make_trainer(env, env_params, config: OffPolicyConfig, recorder: Any = None,
             explored = jax.vmap(impl.explore)(state.learners, obs, agent_keys(k_act))
             uniform = jax.vmap(lambda k: jax.random.uniform(k, (E, act_dim), minval=low, maxval=high))(agent_keys(k_random))
             action = jnp.where(t < config.learning_starts, uniform, explored)  # (N, E, act_dim)
-            next_env_obs, env_state, rewards, terminated, truncated, info = jax.vmap(stats_env.step, in_axes=(0, 0, 0, None))(
-                jax.random.split(k_env, E), state.env_state, {group: jnp.swapaxes(action, 0, 1)}, p
-            )
-            next_obs = jnp.swapaxes(info["final_obs"][group], 0, 1)  # the true next observation, also at a time limit
-            done = jnp.broadcast_to(terminated.astype(jnp.float32), (n_agents, E))
-            buffers = jax.vmap(ReplayBuffer.add)(state.buffers, obs, action, jnp.swapaxes(rewards[group], 0, 1), next_obs, done)
+            step = envs.step(k_env, state.env_state, {group: jnp.swapaxes(action, 0, 1)}, p)
+            next_obs = jnp.swapaxes(step.final_obs[group], 0, 1)  # the true next observation, also at a time limit
+            done = jnp.broadcast_to(step.terminated.astype(jnp.float32), (n_agents, E))
+            buffers = jax.vmap(ReplayBuffer.add)(state.buffers, obs, action, jnp.swapaxes(step.rewards[group], 0, 1), next_obs, done)
             batch = jax.vmap(ReplayBuffer.sample, in_axes=(0, 0, None))(buffers, agent_keys(k_sample), config.batch_size)
             do_actor = ((index + 1) if static_gate(config.policy_frequency) else t) % config.policy_frequency == 0
             do_target = ((index + 1) if static_gate(target_every) else t) % target_every == 0
@@ -530,13 +469,8 @@ def make_trainer(env, env_params, config: OffPolicyConfig, recorder: Any = None,
             learning = t > config.learning_starts
             learners = jax.tree_util.tree_map(lambda new, old: jnp.where(learning, new, old), updated, state.learners)
             weights = {"critic": learning, "actor": learning & do_actor}
-            new_state = state.replace(learners=learners, buffers=buffers, env_state=env_state, obs=next_env_obs[group], rng=rng, step=t)
-            stats = {
-                "done": jnp.logical_or(terminated, truncated),
-                "returns": info["returned_episode_returns"][group],
-                "metrics": metrics,
-                "weights": weights,
-            }
+            new_state = state.replace(learners=learners, buffers=buffers, env_state=step.state, obs=step.obs[group], rng=rng, step=t)
+            stats = {"done": step.done, "returns": step.returns[group], "metrics": metrics, "weights": weights}
             return new_state, stats
 
         return body
@@ -569,17 +503,9 @@ def make_trainer(env, env_params, config: OffPolicyConfig, recorder: Any = None,
     return trainer
 
 
-def _check_setup(env, env_params, config: OffPolicyConfig, recorder: Any, rollout_hook: Any) -> tuple[str, int, Box, int]:
-    """The one agent group, its size and bounded Box action space, and the federation period
-    in steps (0: never), or a ``ValueError`` saying what the off-policy learners cannot train."""
-    if len(env.agents) != 1:
-        raise ValueError(f"the off-policy learners train one agent group; {env.name} has {sorted(env.agents)}")
-    ((group, n_agents),) = env.agents.items()
-    space = env.action_space(group)
-    if not isinstance(space, Box) or len(space.shape) != 1 or not np.all(np.isfinite(space.low)) or not np.all(np.isfinite(space.high)):
-        raise ValueError(f"the off-policy learners need a bounded 1-D Box action space; {env.name} has {space}")
-    if recorder is not None or rollout_hook is not None:
-        raise ValueError(f"{type(config).__name__}: recorders and rollout hooks are not supported by the off-policy learners")
+def _federation_period(env, env_params, config: OffPolicyConfig) -> int:
+    """The federation period in env steps (0: never), or a ``ValueError`` where it does not
+    fit the iterations."""
     episode = int(np.max(np.asarray(env_params.max_steps)))
     period = config.federation_period * episode
     if period and period % config.num_steps:
@@ -587,7 +513,7 @@ def _check_setup(env, env_params, config: OffPolicyConfig, recorder: Any, rollou
             f"{type(config).__name__}: federation every {config.federation_period} episodes = {period} steps must "
             f"be a multiple of num_steps = {config.num_steps}"
         )
-    return group, n_agents, space, period
+    return period
 
 
 def _federate(state: OffPolicyState, period: int, average_critics: bool) -> OffPolicyState:
@@ -607,10 +533,8 @@ def _iteration_metrics(stats: dict, group: str) -> dict:
     """One metrics row per iteration: each agent's mean return over the episodes finished in
     it (NaN if none did: a gap, not a return of 0), and the learners' losses averaged over the
     steps that updated them."""
-    done = stats["done"].astype(jnp.float32)  # (steps, envs)
-    count = jnp.sum(done)
-    returns = jnp.where(count > 0, jnp.sum(stats["returns"] * done[..., None], axis=(0, 1)) / jnp.maximum(count, 1.0), jnp.nan)
-    out = {"episode_return": returns, "episodes": count}
+    done = stats["done"]  # (steps, envs)
+    out = {"episode_return": mean_over_finished(stats["returns"], done), "episodes": jnp.sum(done.astype(jnp.float32))}
     for name, values in stats["metrics"].items():  # (steps, agents)
         weight = stats["weights"]["actor" if name == "actor_loss" else "critic"].astype(jnp.float32)[:, None]
         out[name] = jnp.sum(values * weight, axis=0) / jnp.maximum(jnp.sum(weight), 1.0)
@@ -622,11 +546,23 @@ def local_policy(state: OffPolicyState) -> Any:
     return state.local_actor
 
 
+#: What the three learners train: one agent group in a bounded Box (their actors are continuous).
+TRAINS = dict(action_kinds=("box",), max_groups=1, rollout_extras=False, min_budget=lambda config: config.num_steps)
+
 ALGORITHMS = tuple(
-    Algorithm(name, config_cls, make_trainer, description)
+    Algorithm(name, config_cls, make_trainer, description, **TRAINS)
     for name, config_cls, description in (
         ("ddpg", DDPGConfig, "DDPG with optional FedAvg of the actors (FedRAIN-Lite's tuned settings)"),
         ("td3", TD3Config, "TD3 with optional FedAvg of the actors (target clipped per dimension)"),
         ("tqc", TQCConfig, "TQC with optional FedAvg of the actors (truncation a parameter)"),
     )
 )
+
+
+def _algorithm_of(config: OffPolicyConfig) -> Algorithm:
+    """The learner whose config ``config`` is (the closest class, for a subclass)."""
+    for cls in type(config).__mro__:
+        for algorithm in ALGORITHMS:
+            if algorithm.config_cls is cls:
+                return algorithm
+    raise TypeError(f"not an off-policy config: {type(config).__name__}")

@@ -6,9 +6,16 @@ recorder=None, rollout_hook=None) -> Trainer`` (the protocol of
 :class:`jaxclimate.algos.base.Trainer`: ``init``, ``run``, ``policy``, ``act``,
 ``initial_carry``, ``config``). ``python -m jaxclimate.train --algo NAME`` then trains it with
 the same progress bar, metrics, checkpoints, resume, summary and plots as every other.
+
+What an algorithm can train is declared on its :class:`~jaxclimate.algos.base.Algorithm`
+(action-space kinds, agent groups, observations, the least budget; ``requires`` in one
+line); :func:`why_not` says, for an algorithm and an environment, why they do not train
+together (or ``None``).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from jaxclimate.algos.base import Algorithm
 
@@ -34,28 +41,20 @@ def get_algorithm(name: str) -> Algorithm:
     return _ALGORITHMS[name]
 
 
+def why_not(algo_name: str, env: Any, env_params: Any = None, config: Any = None) -> str | None:
+    """``None`` where algorithm ``algo_name`` trains ``env``; otherwise one line saying why not
+    (:meth:`Algorithm.why_not`): first what the algorithm cannot train at all (agent groups,
+    action spaces, observations), then, with ``config`` (a config or a mapping of field
+    overrides of its defaults), the budget and what ``make_trainer`` finds of the pair. A pair
+    for which it returns ``None`` builds a trainer; one for which it does not is refused by
+    ``make_trainer`` with the same line."""
+    return get_algorithm(algo_name).why_not(env, env_params, config)
+
+
 def _load_builtin() -> None:
     if "ippo" in _ALGORITHMS:
         return
-    from jaxclimate.algos import ippo
+    from jaxclimate.algos import apg, ippo, off_policy
 
-    register_algorithm(
-        Algorithm(
-            "ippo",
-            ippo.IPPOConfig,
-            ippo.make_trainer,
-            "independent PPO (PureJaxRL style): one learner per agent, any action space",
-            factored_observations=True,
-        )
-    )
-    from jaxclimate.algos import off_policy
-
-    for algorithm in off_policy.ALGORITHMS:
+    for algorithm in (ippo.ALGORITHM, *off_policy.ALGORITHMS, apg.ALGORITHM):
         register_algorithm(algorithm)
-    from jaxclimate.algos import apg
-
-    register_algorithm(apg.ALGORITHM)
-
-
-def why_not(algo_name: str, env, env_params, config=None) -> str | None:  # placeholder until capabilities land
-    return None

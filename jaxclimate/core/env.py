@@ -15,11 +15,19 @@ Environments implement ``reset_env`` and ``step_env``; ``step`` adds the time li
 auto-reset the returned ``obs``/``state`` are the fresh episode's, and
 ``info["final_obs"]`` holds the observation of the step that ended the episode (what a
 replay buffer or a value bootstrap needs).
+
+What an environment offers beyond this API it declares in ``env.capabilities``
+(:class:`Capabilities`: action masks, episode metrics, parameter uncertainties, host
+callbacks), so that learners, reports and the CLI read it there instead of probing for
+attributes or keys. Where it declares episode metrics, ``step`` adds them to ``info`` under
+:data:`EPISODE_METRICS`, read from the state that ended the step (before an auto-reset).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from types import MappingProxyType
 from typing import Any, Generic, Mapping, TypeVar
 
 import jax
@@ -33,6 +41,38 @@ Obs = dict[str, jax.Array]
 Actions = dict[str, jax.Array]
 Rewards = dict[str, jax.Array]
 Info = dict[str, Any]
+
+#: The ``info`` entry of ``step`` holding the declared episode metrics (see :class:`Capabilities`).
+EPISODE_METRICS = "episode_metrics"
+
+
+@dataclasses.dataclass(frozen=True)
+class Capabilities:
+    """What an environment offers beyond the environment API, declared by the environment
+    (``env.capabilities``) rather than discovered by probing it.
+
+    * ``action_mask``: ``env.action_mask(group, state, params)`` gives the allowed choices of
+      every agent (boolean, in the padded-logits layout of
+      :class:`~jaxclimate.algos.distributions.ActionHead`); learners apply it.
+    * ``episode_metrics``: the names of ``env.episode_metrics(state, params)``, measures of
+      the episode so far (e.g. a market's final wealth); ``step`` adds them to ``info`` under
+      :data:`EPISODE_METRICS` and IPPO reports their mean over finished episodes.
+    * ``uncertainties``: named distributions over the parameters
+      (:class:`jaxclimate.core.uncertainty.Uncertainty`) that training may draw from
+      (docs/robustness.md).
+    * ``host_callback``: ``None`` where a step runs on the device alone; otherwise one line of
+      advice (what to use instead), since such a step calls back to the host (an external model
+      through ``jax.pure_callback``) once per call and training on it is refused unless asked for.
+    """
+
+    action_mask: bool = False
+    episode_metrics: tuple[str, ...] = ()
+    uncertainties: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    host_callback: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "episode_metrics", tuple(str(n) for n in self.episode_metrics))
+        object.__setattr__(self, "uncertainties", MappingProxyType(dict(self.uncertainties)))
 
 
 @struct.dataclass
@@ -65,18 +105,42 @@ class Environment(Generic[StateT, ParamsT]):
 
     #: Agent groups: name -> number of agents (static).
     agents: Mapping[str, int] = {}
-    #: Whether a step calls back to the host (an external model through ``jax.pure_callback``):
-    #: such a step runs one host round trip per call, so training on it is refused unless asked for.
-    uses_host_callback: bool = False
-    #: What to use instead where it does (shown when training on it is refused).
-    host_callback_advice: str = ""
-    #: Named distributions over the parameters (:class:`jaxclimate.core.uncertainty.Uncertainty`)
-    #: that ``train --uncertainty NAME`` trains over (docs/robustness.md); none by default.
-    uncertainties: Mapping[str, Any] = {}
 
     @property
     def name(self) -> str:
         return type(self).__name__
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this environment offers beyond the API (:class:`Capabilities`); nothing by
+        default. Environments that offer more override this property."""
+        return Capabilities()
+
+    def action_mask(self, group: str, state: StateT, params: ParamsT | None = None) -> jax.Array:
+        """The allowed choices of every agent of ``group`` (see :class:`Capabilities`); only
+        environments that declare ``capabilities.action_mask`` implement it."""
+        raise NotImplementedError(f"{self.name} declares no action mask (capabilities.action_mask is False)")
+
+    def episode_metrics(self, state: StateT, params: ParamsT) -> dict[str, jax.Array]:
+        """The declared episode metrics (``capabilities.episode_metrics``) of the episode that
+        led to ``state``; none by default."""
+        return {}
+
+    # Read-only aliases of ``capabilities`` under their former names.
+    @property
+    def uncertainties(self) -> Mapping[str, Any]:
+        """``capabilities.uncertainties``."""
+        return self.capabilities.uncertainties
+
+    @property
+    def uses_host_callback(self) -> bool:
+        """``capabilities.host_callback is not None``."""
+        return self.capabilities.host_callback is not None
+
+    @property
+    def host_callback_advice(self) -> str:
+        """``capabilities.host_callback`` (empty where a step calls no host)."""
+        return self.capabilities.host_callback or ""
 
     @property
     def groups(self) -> tuple[str, ...]:
@@ -194,6 +258,8 @@ def _step(env: Environment, key: jax.Array, state: Any, actions: Actions, params
     obs = _select(done, obs_reset, obs_step) if env.observation is None else env.observation(state, params)
     info = dict(info)
     info["final_obs"] = obs_step
+    if env.capabilities.episode_metrics:  # read from the state that ended the step, not the reset one
+        info[EPISODE_METRICS] = env.episode_metrics(state_step, params)
     return obs, state, rewards, terminated, truncated, info
 
 

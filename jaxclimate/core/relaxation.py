@@ -5,11 +5,12 @@ differentiate through it). ``rice-n-rates`` and ``climate-mitigation-levers`` ar
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import jax
 
-from jaxclimate.core.env import Environment
+from jaxclimate.core.env import Capabilities, Environment
 from jaxclimate.core.spaces import Box
 
 
@@ -25,7 +26,16 @@ class Relaxation(Environment):
         self._action_space = action_space
         self._observation_space = base.observation_space()
         self.observation = base.observation  # None where observations are not a function of the state
-        self.uncertainties = base.uncertainties  # the same parameters, so the same distributions over them
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The base's, less its action masks (the actions are a ``Box`` now): the same
+        parameters, so the same uncertainties; the same state, so the same episode metrics; the
+        same engine, so the same host callback."""
+        return dataclasses.replace(self.base.capabilities, action_mask=False)
+
+    def episode_metrics(self, state: Any, params: Any) -> dict[str, jax.Array]:
+        return self.base.episode_metrics(state, params)
 
     @property
     def default_params(self) -> Any:

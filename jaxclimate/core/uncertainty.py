@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxclimate.core import struct
-from jaxclimate.core.env import Environment, EnvState
+from jaxclimate.core.env import Capabilities, Environment, EnvState
 
 Z95 = 1.6448536269514722  # the standard normal's 95th percentile
 
@@ -154,8 +154,6 @@ class Randomized(Environment):
         self.uncertainty = uncertainty
         uncertainty.check(base.default_params if params is None else params)
         self.agents = dict(base.agents)
-        self.uses_host_callback = base.uses_host_callback
-        self.host_callback_advice = base.host_callback_advice
         if base.observation is not None:
             self.observation = lambda state, params: base.observation(state.inner, state.params)
 
@@ -166,6 +164,18 @@ class Randomized(Environment):
     @property
     def default_params(self) -> Any:
         return self.base.default_params
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The base's: its action masks and episode metrics read the inner state under the
+        drawn parameters; its uncertainties and host callback are the same."""
+        return self.base.capabilities
+
+    def action_mask(self, group: str, state: RandomizedState, params: Any = None) -> jax.Array:
+        return self.base.action_mask(group, state.inner, state.params)
+
+    def episode_metrics(self, state: RandomizedState, params: Any) -> dict[str, jax.Array]:
+        return self.base.episode_metrics(state.inner, state.params)
 
     def agent_names(self, group: str) -> list[str]:
         return self.base.agent_names(group)
@@ -189,7 +199,7 @@ class Randomized(Environment):
 
 def uncertainty_of(env: Environment, name: str) -> Uncertainty:
     """``env``'s uncertainty called ``name``, or one line listing those it has."""
-    known = getattr(env, "uncertainties", {}) or {}
+    known = env.capabilities.uncertainties
     if name not in known:
         if not known:
             raise ValueError(f"{env.name} declares no parameter uncertainties (an environment lists them in its `uncertainties`)")

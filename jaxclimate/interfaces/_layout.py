@@ -82,7 +82,7 @@ class AgentLayout:
         self.observation_spaces: dict[str, Space] = {g: env.observation_space(g) for g in self.groups}
         self.flat_observation_spaces: dict[str, Space] = {g: flat_observation_space(s) for g, s in self.observation_spaces.items()}
         self.action_spaces: dict[str, Space] = {g: env.action_space(g) for g in self.groups}
-        self.has_masks = callable(getattr(env, "action_mask", None))
+        self.has_masks = env.capabilities.action_mask
         self._mask_index = {g: self._flat_mask_index(s) for g, s in self.action_spaces.items()} if self.has_masks else {}
 
     # --- names ---------------------------------------------------------------------------

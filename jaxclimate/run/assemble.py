@@ -190,8 +190,8 @@ def _check_environment(env, env_params, algo: str, uncertainty: str | None, allo
             uncertainty_of(env, uncertainty).check(env_params)
         except ValueError as err:
             raise RunError("uncertainty", str(err)) from None
-    if env.uses_host_callback and not allow_host_callback:
-        advice = env.host_callback_advice
+    advice = env.capabilities.host_callback
+    if advice is not None and not allow_host_callback:
         raise RunError(None, HOST_CALLBACK_REFUSED.format(env=env.name, advice=f"{advice}; " if advice else ""))
 
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import jaxclimate
+from jaxclimate.algos.networks import TorchDense
 from jaxclimate.algos.off_policy import (
     DDPGConfig,
     TD3Config,
-    TorchDense,
     TQCConfig,
     _DeterministicLearner,
     _soft_update,

@@ -49,7 +49,7 @@ import numpy as np
 
 from jaxclimate.climate import cicero
 from jaxclimate.core import struct
-from jaxclimate.core.env import Environment, EnvParams, EnvState
+from jaxclimate.core.env import Capabilities, Environment, EnvParams, EnvState
 from jaxclimate.core.spaces import Box, MultiDiscrete
 from jaxclimate.envs.climate_mitigation.presets import scenario_preset
 
@@ -259,7 +259,10 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         self.engine = make_engine(engine)
         from jaxclimate.envs.climate_mitigation.uncertainty import uncertainties  # it imports this module's params
 
-        self.uncertainties = uncertainties(self.engine)
+        self._capabilities = Capabilities(
+            uncertainties=uncertainties(self.engine),
+            host_callback=getattr(self.engine, "host_callback_advice", "") if getattr(self.engine, "uses_host_callback", False) else None,
+        )
         self.num_agents = int(self._preset["shares"].shape[0])
         self.agents = {GROUP: self.num_agents}
         self._baseline = {k: jnp.asarray(v, dtype) for k, v in baseline_arrays().items()}
@@ -273,12 +276,9 @@ class ClimateMitigation(Environment[MitigationState, MitigationParams]):
         return f"climate-mitigation-{self.scenario}"
 
     @property
-    def uses_host_callback(self) -> bool:
-        return bool(getattr(self.engine, "uses_host_callback", False))
-
-    @property
-    def host_callback_advice(self) -> str:
-        return getattr(self.engine, "host_callback_advice", "")
+    def capabilities(self) -> Capabilities:
+        """The engine's parameter uncertainties, and its host callback where it has one."""
+        return self._capabilities
 
     @property
     def default_params(self) -> MitigationParams:

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxclimate.core import struct
-from jaxclimate.core.env import Environment, EnvState
+from jaxclimate.core.env import Capabilities, Environment, EnvState
 from jaxclimate.core.spaces import Box, MultiBinary
 from jaxclimate.envs.invest_esg.params import InvestESGParams, MarketConfig, market_config
 
@@ -239,6 +239,15 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
         return self._spaces[group][1]
 
     # --- reset ------------------------------------------------------------------------------
+    @property
+    def capabilities(self) -> Capabilities:
+        """Episode metrics: the original's per-episode log (:func:`episode_metrics`)."""
+        return Capabilities(episode_metrics=EPISODE_METRICS)
+
+    def episode_metrics(self, state: InvestESGState, params: InvestESGParams) -> dict[str, jax.Array]:
+        """:func:`episode_metrics` of ``state`` (``step`` adds them to ``info``)."""
+        return episode_metrics(state)
+
     def reset_env(self, key: jax.Array, params: InvestESGParams) -> tuple[dict, InvestESGState]:
         state = self.initial_state(params)
         return self.observation(state, params), state
@@ -378,7 +387,6 @@ class InvestESG(Environment[InvestESGState, InvestESGParams]):
             "event_uniforms": uniforms,
             "climate_risk": risk,
             "event_count": event_count,
-            "episode_metrics": episode_metrics(new),
         }
         return new, {COMPANIES: company_reward, INVESTORS: utility}, info
 
@@ -518,6 +526,23 @@ def market_wealth(state: InvestESGState) -> jax.Array:
     """W = Σ_i K_i + Σ_j cash_j: every unit once (company capital already holds investors'
     money; the paper's printed W100 would count holdings twice; docs/invest_esg.md §6)."""
     return jnp.sum(state.capital, axis=-1) + jnp.sum(state.cash, axis=-1)
+
+
+#: The names of :func:`episode_metrics`, in its order (``InvestESG.capabilities``).
+EPISODE_METRICS = (
+    "final_climate_risk",
+    "final_market_wealth",
+    "climate_events",
+    "cumulative_climate_risk",
+    "total_mitigation",
+    "total_greenwash",
+    "total_resilience",
+    "bankrupt_companies",
+    "company_mitigation",
+    "company_final_capital",
+    "investor_mean_capital",
+    "investment_shares",
+)
 
 
 def episode_metrics(state: InvestESGState) -> dict[str, jax.Array]:

@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxclimate.core import struct
-from jaxclimate.core.env import Environment
+from jaxclimate.core.env import Capabilities, Environment
 from jaxclimate.core.factored import FactoredBox, FactoredObs
 from jaxclimate.core.lockstep import lockstep_switch
 from jaxclimate.core.precision import exact_divide
@@ -234,7 +234,8 @@ class RiceN(Environment[RiceState, RiceParams]):
         self.climate_name = climate if isinstance(climate, str) else type(climate).__name__
         self.climate = climate_module(climate, dtype)
         # the climate factors read DICE-2016's Φ_T; another module keeps its own parameters
-        self.uncertainties = rice_uncertainty.UNCERTAINTIES if self.climate_name == "dice" else rice_uncertainty.DAMAGE_ONLY
+        uncertainties = rice_uncertainty.UNCERTAINTIES if self.climate_name == "dice" else rice_uncertainty.DAMAGE_ONLY
+        self._capabilities = Capabilities(action_mask=True, uncertainties=uncertainties)
         self.num_activity_steps = int(num_activity_steps)
         self.mask_ignored_heads = bool(mask_ignored_heads)
         self.num_stages = len(self.protocol.stages)
@@ -429,6 +430,11 @@ class RiceN(Environment[RiceState, RiceParams]):
             names += [f"{f}[{j}]" for f, _ in _PUBLIC for j in range(n)] + [f"tariffs[{i},{j}]" for i in range(n) for j in range(n)]
             names += [f for f, _ in _PRIVATE]
         return names + [f"negotiation[{m}]" for m in range(self.obs_dim - len(names))]
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Action masks (:meth:`action_mask`) and the parameter uncertainties of its climate."""
+        return self._capabilities
 
     def action_mask(self, group: str, state: RiceState, params: RiceParams | None = None) -> jax.Array:
         """Allowed levels (N, A, 10), True = allowed; 2-level heads use columns 0–1 (docs/rice_n.md §8, §17).

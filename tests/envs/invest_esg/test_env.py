@@ -88,8 +88,8 @@ def test_hazards_follow_eq1_and_certain_events_always_fire():
     p = InvestESG().default_params
     np.testing.assert_allclose(hazard_probabilities(jnp.float32(80.0), 0.0, p), [0.944, 0.274, 0.41], rtol=1e-6)
     env, params = jaxclimate.make("invest-esg", hazard_base=np.array([1.0, 0.0, 0.0]), hazard_drift=np.zeros(3))
-    _, _, info = run(env, params, lambda s: zero_actions(env), 50)
-    events = np.asarray(info["episode_metrics"]["climate_events"])
+    states, _, _ = run(env, params, lambda s: zero_actions(env), 50)
+    events = np.asarray(jax.vmap(lambda s: env.episode_metrics(s, params))(states)["climate_events"])
     np.testing.assert_array_equal(np.diff(np.concatenate([[0], events])), 1)  # heat every year, nothing else
 
 
@@ -205,9 +205,10 @@ def test_noise_comes_from_the_key():
 def test_episode_metrics():
     env = InvestESG(event_mode="reference_events")
     params = env.default_params
-    states, _, info = run(env, params, lambda s: zero_actions(env, 0.01, True), 100)
-    m = jax.tree_util.tree_map(lambda x: np.asarray(x[-1]), info["episode_metrics"])
+    states, _, _ = run(env, params, lambda s: zero_actions(env, 0.01, True), 100)
     last = jax.tree_util.tree_map(lambda x: x[-1], states)
+    m = {name: np.asarray(v) for name, v in env.episode_metrics(last, params).items()}
+    assert tuple(m) == env.capabilities.episode_metrics  # the declared names, in order
     assert m["final_climate_risk"] == pytest.approx(float(last.climate_risk))
     assert m["final_market_wealth"] == pytest.approx(float(np.sum(last.capital) + np.sum(last.cash)), rel=1e-6)
     assert m["climate_events"] == int(np.sum(states.event_count))
