@@ -22,8 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxclimate.checkpoint import Checkpointer
 from jaxclimate.algos.acting import episode_program
+from jaxclimate.checkpoint import Checkpointer
 from jaxclimate.run_options import RunOptions
 
 
