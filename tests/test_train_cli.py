@@ -300,6 +300,10 @@ def test_list_names_every_environment_and_its_presets(capsys):
 
     assert all(f"  {env_id} " in out for env_id in registered_envs())
     assert "ippo: paper, paper-gpu" in out and "ddpg: fedrain, fed05, fed10" in out
+    listed = {line.split()[0]: line for line in out.split("\nnot listed:")[0].splitlines()[1:] if line.strip()}
+    assert "ddpg:" not in listed["climate-mitigation-i"] and "apg:" in listed["climate-mitigation-levers"]  # what trains, only
+    why = out.split("\nnot listed:\n")[1]
+    assert "ddpg on climate-mitigation, climate-mitigation-i" in why and "bounded 1-D Box" in why  # one line per algorithm
 
 
 def test_the_summary_says_when_no_episode_ended_instead_of_printing_nans(capsys):
