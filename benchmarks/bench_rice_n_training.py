@@ -11,8 +11,16 @@ GAE λ 0.95, clip 0.2. Ours matched: the same regions (the first 20), batch shap
 minibatches, 256-256 tanh networks shared by every region (IPPO adds a one-hot agent id), lr
 2.5e-4, gradient norm 1, γ 0.99, λ 0.95, clip 0.2; entropy 0.01 constant (jice anneals it from
 2.0). Our rows run the factored and the flat observation (1,043 features per region at 27
-regions, 637 at 20: the reference's vector, where jice observes 57); ``--regions 27`` adds the
-full model. Each program is compiled ahead of time (``jax.jit(train).lower(key).compile()``),
+regions, 637 at 20: the reference's vector, where jice observes 57) and, ``--layouts compact``,
+jice's feature set (46 at 20 regions; docs/rice_n.md §9.3); ``--regions 27`` adds the full
+model. Each program is compiled ahead of time (``jax.jit(train).lower(key).compile()``),
+its compile seconds recorded (``compile_s``, and ``compile_cpu_s``, this process's CPU
+seconds, what the compile itself took on a shared core). Our rows also record the two programs
+the run library compiles instead (``compile_init_s`` / ``compile_run_s`` and their CPU
+seconds): ``trainer.init`` (environments reset, networks and optimiser initialised) and
+``trainer.run`` of every update, the training program proper; jice's program is that part
+alone: it initialises its networks op by op when its trainer is built (``build_s``, outside
+its program). Each program is
 run once to warm up, then timed in ``--repeats`` interleaved rounds (each round runs every
 program once, so a slow spell of this shared machine hits all of them); the median is
 reported, and ``× jice`` is the median over rounds of our rate / jice's in the same round
@@ -30,6 +38,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -53,7 +62,7 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--steps", type=int, default=40_000, help="env steps per training run (default 40,000)")
     p.add_argument("--repeats", type=int, default=2)
-    p.add_argument("--layouts", nargs="+", default=["factored", "flat"], choices=["factored", "flat"])
+    p.add_argument("--layouts", nargs="+", default=["factored", "flat"], choices=["factored", "flat", "compact"])
     p.add_argument("--regions", type=int, nargs="+", default=[20], help="our rows' numbers of regions (first k; default 20)")
     p.add_argument("--jice", type=Path, default=None, help=f"a local checkout of jice (default ${JICE_ENV_VAR}; see benchmarks/peers.py)")
     p.add_argument(
@@ -66,10 +75,11 @@ def parse_args(argv=None):
     return args
 
 
-def ours(layout: str, regions: int, steps: int):
-    """(train(key), env steps, settings) of our IPPO at jice's settings."""
+def ours(layout: str, regions: int, steps: int, pieces: bool = False):
+    """(train(key), env steps, settings) of our IPPO at jice's settings; ``pieces``: also the
+    trainer (``init``/``run``, the two programs the run library compiles) and its config."""
     from jaxclimate import make
-    from jaxclimate.algos.ippo import IPPOConfig, make_train
+    from jaxclimate.algos.ippo import IPPOConfig, make_train, make_trainer
 
     env, params = make("rice-n", observation=layout, regions=range(regions))
     config = IPPOConfig(
@@ -90,7 +100,28 @@ def ours(layout: str, regions: int, steps: int):
         vf_coef=0.5,
     )
     settings = {"observation_features": int(env.obs_dim), "hidden_sizes": [256, 256], "lr": 2.5e-4, "shared": True}
-    return make_train(env, params, config), config.num_updates * config.steps_per_update, settings
+    result = make_train(env, params, config), config.num_updates * config.steps_per_update, settings
+    return result + (make_trainer(env, params, config), config) if pieces else result
+
+
+def timed(fn):
+    """(fn(), wall seconds, this process's CPU seconds): on a shared core the CPU seconds are
+    what the work itself took, the wall seconds that and the waits for the core."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def compile_pieces(trainer, config) -> dict:
+    """Compile seconds (wall and CPU) of our two programs as the run library compiles them
+    (jaxclimate/run/training.py): ``trainer.init`` (environments reset, networks and optimiser
+    initialised) and ``trainer.run`` of every update from its state, the training program
+    proper: what jice's program is (it initialises its networks outside it, op by op, when its
+    trainer is built)."""
+    init, init_s, init_cpu = timed(lambda: jax.jit(trainer.init).lower(KEY).compile())
+    state = init(KEY)
+    _, run_s, run_cpu = timed(lambda: jax.jit(trainer.run, static_argnums=1).lower(state, config.num_updates).compile())
+    return {"compile_init_s": init_s, "compile_init_cpu_s": init_cpu, "compile_run_s": run_s, "compile_run_cpu_s": run_cpu}
 
 
 def jice(root: Path, steps: int):
@@ -105,7 +136,9 @@ def jice(root: Path, steps: int):
         raise SystemExit(f"jice's defaults changed: {params}; update this script's matched settings")
     env = load_jice(root, 20, init_gamma=params.gamma)
     settings = {"observation_features": int(env.observation_space().shape[-1]), "hidden_sizes": [256, 256], "lr": params.learning_rate}
-    return build_ppo_trainer(env=env, trainer_params=params), params.num_iterations * params.num_envs * params.num_steps, settings
+    train, build_s, build_cpu = timed(lambda: build_ppo_trainer(env=env, trainer_params=params))
+    settings |= {"build_s": build_s, "build_cpu_s": build_cpu}  # its networks initialised, op by op, outside its program
+    return train, params.num_iterations * params.num_envs * params.num_steps, settings
 
 
 def kernel_shares(row: dict) -> dict:
@@ -129,11 +162,12 @@ def main(argv=None) -> list[dict]:
         programs.append(({"impl": "jice", "observation": "jice (57 features)", "regions": 20, **settings, "env_steps": env_steps}, train))
     for regions in args.regions:
         for layout in args.layouts:
-            train, env_steps, settings = ours(layout, regions, args.steps)
-            programs.append(({"impl": "jaxclimate", "observation": layout, "regions": regions, **settings, "env_steps": env_steps}, train))
+            train, env_steps, settings, trainer, config = ours(layout, regions, args.steps, pieces=True)
+            row = {"impl": "jaxclimate", "observation": layout, "regions": regions, **settings, "env_steps": env_steps}
+            programs.append((row | compile_pieces(trainer, config), train))
     rows, compiled = [], []
     for row, train in programs:
-        program, row["compile_s"] = compile_timed(train, KEY)
+        (program, row["compile_s"]), _, row["compile_cpu_s"] = timed(lambda: compile_timed(train, KEY))
         rows.append(row)
         compiled.append(program)
         print(f"  compiled {row['impl']}, {row['observation']}, {row['regions']} regions in {row['compile_s']:.1f} s", flush=True)
@@ -148,7 +182,13 @@ def main(argv=None) -> list[dict]:
             train = jice(root, steps)[0] if row["impl"] == "jice" else ours(row["observation"], row["regions"], steps)[0]
             row["kernel_s"] = profile_by_kind(compile_timed(train, KEY)[0], KEY) | {"env_steps": steps}
     columns = [("impl", "impl", "s"), ("observation", "observation", "s"), ("regions", "regions", "d")]
-    columns += [("env_steps_per_s", "env-steps/s", ",.0f"), ("compile_s", "compile s", ".1f"), ("ratio_vs_jice", "× jice", ".2f")]
+    columns += [("env_steps_per_s", "env-steps/s", ",.0f"), ("compile_s", "compile s", ".1f"), ("compile_cpu_s", "CPU s", ".1f")]
+    columns += [
+        ("compile_run_cpu_s", "run prog. CPU s", ".1f"),
+        ("compile_init_cpu_s", "init prog. CPU s", ".1f"),
+        ("build_cpu_s", "build CPU s", ".1f"),
+    ]
+    columns += [("ratio_vs_jice", "× jice", ".2f")]
     print(format_table(rows, columns))
     if args.profile:
         print(

@@ -33,6 +33,7 @@ def device_info() -> dict[str, Any]:
         "jax_version": jax.__version__,
         "python": platform.python_version(),
         "cpu_count": os.cpu_count(),
+        "cpu_affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,  # the cores this process may run on (taskset)
         "machine": platform.machine(),
         "x64": bool(jax.config.jax_enable_x64),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),

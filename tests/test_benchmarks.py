@@ -160,7 +160,7 @@ def test_bench_rice_n_training_tiny_run_without_jice(tmp_path, monkeypatch, caps
 
     monkeypatch.delenv(JICE_ENV_VAR, raising=False)
     rows = bench_rice_n_training.main(
-        ["--steps", "400", "--repeats", "1", "--layouts", "factored", "--regions", "3", "--profile", "--out", str(tmp_path)]
+        ["--steps", "400", "--repeats", "1", "--layouts", "compact", "--regions", "3", "--profile", "--out", str(tmp_path)]
     )
     printed = capsys.readouterr().out
     assert "its rows are skipped" in printed and "random numbers" in printed
@@ -175,6 +175,9 @@ def test_bench_rice_n_training_tiny_run_without_jice(tmp_path, monkeypatch, caps
     )
     saved = json.loads((tmp_path / "bench_rice_n_training-cpu.json").read_text())
     assert saved["rows"][0]["observation_features"] == row["observation_features"] > 0
+    # compile seconds: the whole program, and the run library's two programs (init, run) apart
+    assert all(saved["rows"][0][k] > 0 for k in ("compile_s", "compile_cpu_s", "compile_init_s", "compile_run_s", "compile_run_cpu_s"))
+    assert saved["device"]["cpu_affinity"]  # the cores it may run on (taskset pins say so)
     with pytest.raises(SystemExit):
         bench_rice_n_training.parse_args(["--steps", "100"])  # less than one update
 
