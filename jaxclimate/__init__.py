@@ -1,5 +1,6 @@
 """jaxclimate: JAX-native multi-agent climate-policy and climate-model environments."""
 
+from jaxclimate import envs as _envs  # noqa: F401  (declares the built-in environment ids; imports none of them)
 from jaxclimate.core import Environment, EnvParams, EnvState, make, registered_envs
 
 __version__ = "0.1.0"
