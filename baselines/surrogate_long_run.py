@@ -1,5 +1,5 @@
 """The GRU surrogate trained towards the paper's budget, on one CPU core in the background, across
-working sessions (docs/climate_mitigation.md §4.4): each session restarts it from the
+working sessions (docs/climate_mitigation.md §5.6): each session restarts it from the
 checkpoint the last one committed, and commits where it got to.
 
     python baselines/surrogate_long_run.py start     # data if missing, the committed checkpoint, fit on one core

@@ -85,6 +85,12 @@ def _kind(opcode: str, op_name: str, fused_body: str) -> str:
 
 def kernel_times(trace_dir: str) -> collections.Counter:
     """Seconds per trace-event name summed over the Perfetto trace written in ``trace_dir``."""
+    return kernel_events(trace_dir)[0]
+
+
+def kernel_events(trace_dir: str) -> tuple[collections.Counter, collections.Counter]:
+    """Seconds and number of events per trace-event name in the Perfetto trace written in
+    ``trace_dir``."""
     files = glob.glob(f"{trace_dir}/**/perfetto_trace.json.gz", recursive=True)
     if not files:
         raise FileNotFoundError(f"no perfetto_trace.json.gz under {trace_dir}")
@@ -92,10 +98,38 @@ def kernel_times(trace_dir: str) -> collections.Counter:
         trace = json.load(f)
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
     times: collections.Counter = collections.Counter()
+    counts: collections.Counter = collections.Counter()
     for event in events:
         if event.get("ph") == "X":
             times[event["name"]] += event.get("dur", 0) * 1e-6
-    return times
+            counts[event["name"]] += 1
+    return times, counts
+
+
+def traced_run(compiled: Any, *args: Any) -> tuple[collections.Counter, collections.Counter, float]:
+    """Run ``compiled(*args)`` once under the profiler (after one untraced run, so first-call
+    allocations stay out of the trace): seconds and events per trace-event name, and the traced
+    run's wall time."""
+    jax.block_until_ready(compiled(*args))
+    with tempfile.TemporaryDirectory() as trace_dir:
+        with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
+            start = time.perf_counter()
+            jax.block_until_ready(compiled(*args))
+            wall = time.perf_counter() - start
+        times, counts = kernel_events(trace_dir)
+    return times, counts, wall
+
+
+def by_kind(kinds: dict[str, str], per_kernel: dict[str, float]) -> dict[str, float]:
+    """``per_kernel`` (seconds or events per kernel name) summed per kind of :data:`KINDS`;
+    names that are not kernels of the program (control flow, the runtime's own events) are left
+    out."""
+    out = dict.fromkeys(KINDS, 0.0)
+    for name, value in per_kernel.items():
+        kind = kinds.get(name)
+        if kind in out:
+            out[kind] += value
+    return out
 
 
 def profile_by_kind(compiled: Any, *args: Any) -> dict[str, float]:
@@ -105,18 +139,8 @@ def profile_by_kind(compiled: Any, *args: Any) -> dict[str, float]:
     profile a short program: ``total`` well under ``wall`` means events were dropped (kernels
     running at once can also put it over). Raises if no kernel of the program was traced."""
     kinds = instruction_kinds(compiled.as_text())
-    jax.block_until_ready(compiled(*args))  # first-call allocations stay out of the trace
-    with tempfile.TemporaryDirectory() as trace_dir:
-        with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
-            start = time.perf_counter()
-            jax.block_until_ready(compiled(*args))
-            wall = time.perf_counter() - start
-        times = kernel_times(trace_dir)
-    out = dict.fromkeys(KINDS, 0.0)
-    for name, seconds in times.items():
-        kind = kinds.get(name)
-        if kind in out:
-            out[kind] += seconds
+    times, _, wall = traced_run(compiled, *args)
+    out = by_kind(kinds, times)
     out["total"] = sum(out[k] for k in KINDS)
     if out["total"] == 0:
         raise RuntimeError("the profiler traced none of the program's kernels (a jax or XLA version that names them otherwise?)")

@@ -5,6 +5,8 @@ Ctrl-C guard before JAX loads (jaxclimate/_cli.py)."""
 
 import importlib
 
+from jaxclimate import envs as _envs  # noqa: F401, E402  (declares the built-in ids; imports none of them, nor JAX)
+
 __version__ = "0.1.0"
 
 _EXPORTS = {

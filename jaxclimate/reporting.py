@@ -10,6 +10,8 @@ nothing of this layer:
   them, e.g. an observation layout the algorithm trains on faster with the same results;
 * ``presets(env, algo)`` — named hyper-parameter sets for an algorithm (the first is the
   default), e.g. the papers' settings;
+* ``preflight(env, env_overrides)`` — checks before training (RICE-N: a user's protocol
+  passes the quick protocol check);
 * ``recorder(env, config, options)`` / ``rollout_hook(env, config, options)`` — optional
   objects that ride inside the compiled rollout (a reservoir of episodes; scripted steps);
 * ``summarize(...)`` — entries added to ``summary.json`` (and files written next to it) from
@@ -57,6 +59,11 @@ class TrainingReport:
 
     def presets(self, env, algo: str) -> dict[str, dict[str, Any]]:
         return {}
+
+    def preflight(self, env, env_overrides: dict[str, Any]) -> list[str]:
+        """Checks a run makes before it trains on ``env`` built with ``env_overrides`` (e.g. a
+        user's negotiation protocol); the lines to say, or ``ValueError`` (one line) to refuse."""
+        return []
 
     def recorder(self, env, config, options: RunOptions) -> Any:
         return None

@@ -290,17 +290,18 @@ def test_readme_quotes_the_saved_suite_records():
 
 
 def test_gpu_acceptance_cuts_off_a_stage_at_its_limit(tmp_path, monkeypatch):
-    """A stage that outlives its limit is killed with its children and recorded as timed out."""
+    """A stage that outlives its limit is killed with its children and recorded as timed out.
+    No clock is read: the stage's child sleeps for an hour holding the stage's output open, and
+    ``run_stage`` reads that output to its end, so it returns at all only if the whole process
+    group was killed (otherwise the suite's timeout fails the test)."""
     import sys
-    import time
 
     from benchmarks import gpu_acceptance
 
-    sleeper = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); print('started', flush=True); time.sleep(60)"
+    sleeper = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)']); print('started', flush=True); time.sleep(3600)"
     monkeypatch.setattr(gpu_acceptance, "stage_command", lambda *a: [sys.executable, "-c", sleeper])
-    start = time.perf_counter()
     result = gpu_acceptance.run_stage("info", tmp_path, True, False, limit=3)
-    assert result["status"] == "timed out" and time.perf_counter() - start < 20
+    assert result["status"] == "timed out" and result["returncode"] < 0
     assert "started" in (tmp_path / "info.log").read_text()
     monkeypatch.setattr(gpu_acceptance, "stage_command", lambda *a: [sys.executable, "-c", "raise SystemExit(3)"])
     assert gpu_acceptance.run_stage("info", tmp_path, True, False, limit=30)["status"] == "failed"

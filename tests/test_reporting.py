@@ -91,7 +91,7 @@ def test_returns_plot_names_agents_and_shades_only_several_seeds(monkeypatch, tm
     env, _ = make("ebm-v3-a2")
     one_seed = [{"env_steps": 10 * (u + 1), "bands": {"episode_return": [[-1.0 - u, -2.0]]}} for u in range(3)]
     labels, ax, fig = _legend_and_lines(monkeypatch, env, one_seed, tmp_path)
-    assert labels == ["90°S–0°", "0°–90°N"] and not ax.collections  # one seed: no band
+    assert labels == ["bands_0 (90°S–0°)", "bands_1 (0°–90°N)"] and not ax.collections  # one seed: no band; named as the interfaces name them
     assert any("one seed" in t.get_text() for t in fig.texts) and (tmp_path / "returns.png").exists()
     two_seeds = [{"env_steps": 10 * (u + 1), "bands": {"episode_return": [[-1.0, -2.0], [-3.0, float("nan")]]}} for u in range(3)]
     _, ax, fig = _legend_and_lines(monkeypatch, env, two_seeds, tmp_path)
@@ -106,7 +106,7 @@ def test_returns_plot_of_27_regions_highlights_mean_best_and_worst(monkeypatch, 
     finals[5], finals[20] = 100.0, -100.0
     rows = [{"env_steps": 100 * (u + 1), "regions": {"episode_return": [list(finals * (u + 1) / 3)]}} for u in range(3)]
     labels, _, _ = _legend_and_lines(monkeypatch, env, rows, tmp_path)
-    assert labels == ["mean over 27 agents", "region 6 (best at the end)", "region 21 (worst at the end)"]
+    assert labels == ["mean over 27 agents", "regions_5 (region 6) (best at the end)", "regions_20 (region 21) (worst at the end)"]
 
 
 def test_ebm_report_shows_a_spread_only_over_several_seeds():

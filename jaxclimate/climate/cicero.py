@@ -116,6 +116,22 @@ def baseline_controllable() -> np.ndarray:
     return table[:, [names.index(g) for g in CONTROLLABLE]].copy()
 
 
+def oracle_inputs(emissions: np.ndarray) -> np.ndarray:
+    """Controllable emissions (k, Y, 5) of episodes from 2016 -> oracle inputs (k, 61, 5) for
+    2015..2075: 2015 is the SSP2-4.5 value (the game's history), the years after the episode's
+    continue at baseline growth (they cannot affect the episode's years: the model is causal)."""
+    emissions = np.asarray(emissions, np.float64)
+    base = baseline_controllable()
+    i2015 = 2015 - START_YEAR
+    k, years = emissions.shape[:2]
+    out = np.empty((k, N_SCENARIO_YEARS, 5))
+    out[:, 0] = base[i2015]
+    out[:, 1 : 1 + years] = emissions
+    growth = base[i2015 + 1 + years :] / base[i2015 + years : -1]  # after the episode
+    out[:, 1 + years :] = np.maximum(emissions[:, -1:, :] * np.cumprod(growth, axis=0)[None], 0.0)
+    return out
+
+
 @lru_cache(maxsize=1)
 def _load_inputs() -> dict[str, Any]:
     """The ciceroscm input frames, read once per process."""

@@ -67,8 +67,8 @@ def _scripted_policy(key: jax.Array, n: int):
 
 def episode_paths(scenario: str, policy: str, key: jax.Array, episodes: int) -> np.ndarray:
     """Global controllable emissions (episodes, 50, 5) for 2016..2065 of ``policy`` episodes."""
-    from jaxclimate import make
     from jaxclimate.climate.engines import PrescribedEngine
+    from jaxclimate.core.registry import make  # the game by its registered id: this layer imports no environment
 
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
@@ -110,7 +110,6 @@ def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=PO
     written as one dataset chunk with a manifest. Regenerating with the same arguments gives
     the same file (keys from ``seed``)."""
     from jaxclimate.climate import cicero_jax
-    from jaxclimate.envs.climate_mitigation.consistency import oracle_inputs
 
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
@@ -118,7 +117,7 @@ def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=PO
     out.mkdir(parents=True, exist_ok=True)
     by_source = source_paths(episodes, seed=seed, scenarios=scenarios, policies=policies)
     sources = [label for label, paths in by_source.items() for _ in range(len(paths))]
-    emissions = oracle_inputs(np.concatenate(list(by_source.values())))  # (n, 61, 5) for 2015..2075
+    emissions = cicero.oracle_inputs(np.concatenate(list(by_source.values())))  # (n, 61, 5) for 2015..2075
     dT = cicero_jax.run_batch(emissions)
     n = len(emissions)
     manifest = {

@@ -1,5 +1,10 @@
 """``make(env_id, **overrides) -> (env, params)`` and the list of registered ids.
 
+An id is registered with its factory — a callable, or a ``"module:attribute"`` string imported
+on first use (how the built-in environments are declared, in ``jaxclimate/envs/__init__.py``:
+listing or looking up ids imports no environment) — its constructor defaults and optionally
+its training report.
+
 An override goes to the environment's constructor if the constructor takes an argument of
 that name (static choices: number of agents, dtype), and otherwise replaces a field of the
 default ``EnvParams`` (values, validated on construction); a dotted name (``negotiation.rate``)
@@ -9,50 +14,85 @@ replaces a field of a dataclass held in a parameter. Unknown names are an error.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
-from typing import Any, Callable
+import re
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 import numpy as np
 
-from jaxclimate.core.env import Environment, EnvParams
+if TYPE_CHECKING:  # the registry loads no JAX: `import jaxclimate` declares the ids before JAX is in
+    from jaxclimate.core.env import Environment, EnvParams
 
-_REGISTRY: dict[str, tuple[Callable[..., Environment], dict[str, Any]]] = {}
+#: ``"package.module:Attribute"``: where a factory or a report is imported from on first use.
+SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+
+Factory = Union[Callable[..., "Environment"], str]
+
+_REGISTRY: dict[str, tuple[Factory, dict[str, Any]]] = {}
 _REPORTS: dict[str, str] = {}
 
 
-def register(env_id: str, factory: Callable[..., Environment], *, report: str | None = None, **defaults: Any) -> None:
-    """Register ``factory`` (usually the env class) under ``env_id`` with constructor defaults.
+def register(env_id: str, factory: Factory, *, report: str | None = None, **defaults: Any) -> None:
+    """Register ``factory`` under ``env_id`` with constructor defaults.
+
+    ``factory``: the environment class (or any callable returning an environment), or its
+    ``"module:Class"`` path, imported only when the id is first made (so registering many
+    environments imports none of them).
 
     ``report``: where the training CLI finds how to present this environment, as
     ``"module:attribute"`` of a ``jaxclimate.reporting.TrainingReport`` subclass (imported only
     by the reporting layer, so an environment knows nothing of reports)."""
     if env_id in _REGISTRY:
         raise ValueError(f"environment id {env_id!r} is already registered")
-    if report is not None and report.count(":") != 1:
+    if isinstance(factory, str) and not SPEC.fullmatch(factory):
+        raise ValueError(f"{env_id}: a factory given by name must be 'module:attribute', got {factory!r}")
+    if not isinstance(factory, str) and not callable(factory):
+        raise ValueError(f"{env_id}: factory must be callable or a 'module:attribute' string, got {factory!r}")
+    if report is not None and not (isinstance(report, str) and SPEC.fullmatch(report)):
         raise ValueError(f"report must be 'module:attribute', got {report!r}")
     _REGISTRY[env_id] = (factory, defaults)
     if report is not None:
         _REPORTS[env_id] = report
 
 
-def _entry(env_id: str) -> tuple[Callable[..., Environment], dict, set[str]]:
-    """``env_id``'s factory, its default options and the names of its constructor options."""
-    _load_builtin_envs()
+def load(spec: str) -> Any:
+    """The object ``"package.module:attribute"`` names (the module imported now)."""
+    module, _, attribute = spec.partition(":")
+    obj = importlib.import_module(module)
+    for part in attribute.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _check_id(env_id: str) -> None:
     if env_id not in _REGISTRY:
         raise ValueError(f"unknown environment id {env_id!r}; registered: {', '.join(sorted(_REGISTRY))}")
+
+
+def _entry(env_id: str) -> tuple[Callable[..., Environment], dict, set[str]]:
+    """``env_id``'s factory (imported now if declared by name), its default options and the
+    names of its constructor options."""
+    _check_id(env_id)
     factory, defaults = _REGISTRY[env_id]
+    if isinstance(factory, str):
+        try:
+            loaded = load(factory)
+        except (ImportError, AttributeError) as err:
+            raise ValueError(f"{env_id}: its factory {factory!r} cannot be imported: {err}") from err
+        _REGISTRY[env_id] = (loaded, defaults)
+        factory = loaded
     return factory, defaults, set(inspect.signature(factory).parameters) - {"self"}
 
 
 def report_path(env_id: str) -> str | None:
     """The ``"module:attribute"`` of ``env_id``'s training report, if it registered one."""
-    _entry(env_id)
+    _check_id(env_id)
     return _REPORTS.get(env_id)
 
 
 def registered_envs() -> list[str]:
-    """All registered environment ids, sorted."""
-    _load_builtin_envs()
+    """All registered environment ids, sorted (nothing of the environments is imported)."""
     return sorted(_REGISTRY)
 
 
@@ -115,7 +155,3 @@ def _is_numeric(x: Any) -> bool:
         return np.asarray(x).dtype.kind in "biuf"
     except (TypeError, ValueError):  # ragged or otherwise not an array
         return False
-
-
-def _load_builtin_envs() -> None:
-    import jaxclimate.envs  # noqa: F401  (registers the built-in environments)

@@ -132,6 +132,11 @@ def configure(
     env_overrides = defaults | env_overrides
     built, env_params = _make_env(env, env_overrides)
     _check_environment(built, env_params, algo, uncertainty, allow_host_callback)
+    try:
+        for line in report.preflight(built, env_overrides):
+            say(line)
+    except ValueError as err:
+        raise RunError("env", f"{env}: {err}", " ") from None
     presets = presets_for(env, built, algo)
     if preset is not None and preset not in presets:
         raise RunError("preset", f"{built.name} has {sorted(presets) or 'no'} presets for {algo}, got {preset!r}")

@@ -106,21 +106,8 @@ class EpisodeReservoir:
 
 # --- 2. replay ------------------------------------------------------------------------------
 
-
-def oracle_inputs(emissions: np.ndarray) -> np.ndarray:
-    """Episode emissions (k, 50, 5) for 2016..2065 -> oracle inputs (k, 61, 5) for 2015..2075:
-    2015 is the SSP2-4.5 value (the game's history), 2066..2075 continue at baseline growth
-    (they cannot affect 2016..2065: the model is causal)."""
-    emissions = np.asarray(emissions, np.float64)
-    base = cicero.baseline_controllable()
-    i2015 = 2015 - cicero.START_YEAR
-    k = emissions.shape[0]
-    out = np.empty((k, cicero.N_SCENARIO_YEARS, 5))
-    out[:, 0] = base[i2015]
-    out[:, 1 : 1 + YEARS] = emissions
-    growth = base[i2015 + 1 + YEARS :] / base[i2015 + YEARS : -1]  # 2066..2075
-    out[:, 1 + YEARS :] = np.maximum(emissions[:, -1:, :] * np.cumprod(growth, axis=0)[None], 0.0)
-    return out
+#: Episode emissions (k, 50, 5) for 2016..2065 -> oracle inputs (k, 61, 5) for 2015..2075.
+oracle_inputs = cicero.oracle_inputs
 
 
 def replay_cicero(emissions: np.ndarray, workers: int = 1, engine: str = "oracle") -> np.ndarray:

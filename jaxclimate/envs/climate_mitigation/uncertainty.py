@@ -4,7 +4,7 @@ the climate sensitivity.
 
 * ψ (damages c^c·ψ·ΔT⁴·(1 − P), Eq. 30): the multiplier of RICE-N's damage coefficient,
   log-normal with its 95th percentile at 3× the nominal value, truncated to [×0.2, ×5]
-  (jaxclimate/envs/rice_n/uncertainty.py says where the spread comes from).
+  (jaxclimate/climate/uncertainty.py says where the spread comes from).
 * CICERO-SCM's climate-sensitivity parameter λ (K per W m⁻²; the equilibrium warming of a CO₂
   doubling is λ·5.35·ln 2 ≈ 2.25 K at its nominal 0.606): multiplied by the same log-normal
   as DICE-2016's ECS, with IPCC AR6's relative spread, truncated to [×0.5, ×2]. The engine's
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxclimate.climate.uncertainty import DAMAGE_SOURCE, DAMAGE_SPREAD, ECS_SOURCE, ECS_SPREAD
 from jaxclimate.core.uncertainty import Factor, Uncertainty
-from jaxclimate.envs.climate_mitigation.env import MitigationParams
-from jaxclimate.envs.rice_n.uncertainty import DAMAGE_SOURCE, DAMAGE_SPREAD, ECS_SOURCE, ECS_SPREAD
+from jaxclimate.envs.climate_mitigation.params import MitigationParams
 
 
 def scale_damage(params: MitigationParams, m: Any) -> MitigationParams:

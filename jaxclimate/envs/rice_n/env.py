@@ -45,7 +45,7 @@ from jaxclimate.envs.rice_n import uncertainty as rice_uncertainty
 from jaxclimate.envs.rice_n.climate import climate_module
 from jaxclimate.envs.rice_n.dynamics import DiceClimateState, RiceState, activity_step, decode_activity, initial_state
 from jaxclimate.envs.rice_n.params import NUM_LEVELS, NUM_REGIONS, RiceParams, check_regions, load_data, rice_params
-from jaxclimate.envs.rice_n.protocol import apply_levers, lowest_levels, resolve_protocol, stage_heads
+from jaxclimate.envs.rice_n.protocol import apply_levers, check_traced_shapes, lowest_levels, resolve_protocol, stage_heads
 
 GROUP = "regions"
 OBSERVATION_LAYOUTS = ("flat", "factored", "compact")
@@ -246,6 +246,9 @@ class RiceN(Environment[RiceState, RiceParams]):
         self.nvec = np.concatenate([np.full(3 + 2 * n, NUM_LEVELS)] + heads).astype(np.int64)
         bounds = np.cumsum([0, 3 + 2 * n] + [h.size for h in heads])
         self.stage_slices = {name: (int(a), int(b)) for name, a, b in zip(("activity",) + self.protocol.stages, bounds[:-1], bounds[1:])}
+        # the protocol's stages, levers and features evaluated abstractly (milliseconds): a Python
+        # `if` on a traced value, or a stage returning another state, fails here, named, not at the first step
+        check_traced_shapes(self)
         self._action_space = MultiDiscrete(self.nvec)
         # the features' widths only: computed, they ran ~150 eager programs (2 s on a CPU) per env made
         start = jax.eval_shape(lambda: self._initial_state(self._params()))

@@ -1,5 +1,6 @@
 """RICE-N's built-in negotiation protocols (docs/rice_n.md §7–§8; paper §4), written through
-the protocol interface of :mod:`jaxclimate.envs.rice_n.protocol` like any user's protocol.
+the protocol interface of :mod:`jaxclimate.envs.rice_n.protocol` like any user's protocol, and
+named there (``BUILTIN_PROTOCOLS``: this module registers nothing).
 
 ``none``
     negotiation off: every env step is an activity step (20 per episode), 3 + 2N actions.
@@ -46,7 +47,7 @@ import numpy as np
 
 from jaxclimate.core import struct
 from jaxclimate.envs.rice_n.params import NUM_LEVELS
-from jaxclimate.envs.rice_n.protocol import Levers, Protocol, register_protocol
+from jaxclimate.envs.rice_n.protocol_base import Levers, Protocol
 
 Array = jax.Array
 
@@ -212,8 +213,3 @@ class Club(Protocol):
         offer = jnp.broadcast_to(pstate.offer.T.reshape(-1), (n, 2 * n))
         parts = [pstate.minimum_mitigation[:, None], offer, pstate.members, pstate.members.T, pstate.tariff_floor]
         return _as_float32(jnp.concatenate(parts, axis=1))
-
-
-register_protocol("none", NoNegotiation)
-register_protocol("bilateral", Bilateral)
-register_protocol("club", Club)

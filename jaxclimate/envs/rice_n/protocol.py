@@ -28,116 +28,77 @@ A protocol declares
 * ``default_params()``: optional numbers of its own (a pytree, ``RiceParams.negotiation``:
   ``vmap``-able like every parameter; ``--env-set negotiation.<field>=…``).
 
-:func:`jaxclimate.envs.rice_n.check_protocol` checks a protocol against these rules.
+:func:`jaxclimate.envs.rice_n.check_protocol` checks a protocol against these rules
+(``python -m jaxclimate.check_protocol SPEC`` from a shell). A Python ``if`` on a traced value
+in a stage is reported naming the protocol, the stage and the file:line.
 
 Levers are rates on the 0.1 grid of the action levels: masks read a floor as the level
 round(10·floor). A floor computed from continuous quantities should be put on the grid first
 (:func:`up_to_level`), or the mask would allow a level below what is enforced.
+
+This module is also the registry of protocol names: the built-ins of ``negotiation.py``
+(:data:`BUILTIN_PROTOCOLS`), then the users' (:func:`register_protocol`). The interface
+itself lives in ``protocol_base.py``, re-exported here, so that ``negotiation.py`` and users'
+protocols build on it without importing the registry.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
-import re
 import sys
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+from jaxclimate.envs.rice_n.negotiation import Bilateral, Club, NoNegotiation
+from jaxclimate.envs.rice_n.protocol_base import (
+    LEVERS,
+    NAME,
+    Levers,
+    Protocol,
+    ProtocolTraceError,
+    apply_levers,
+    check_traced_shapes,
+    level_of,
+    lever_heads,
+    lowest_levels,
+    stage_heads,
+    up_to_level,
+)
 
-from jaxclimate.core import struct
-from jaxclimate.envs.rice_n.params import NUM_LEVELS
-
-Array = jax.Array
-
-#: The activity step's levers a protocol may restrict: name -> (first head, heads): one head
-#: per region for savings, mitigation and the export limit; N heads (one per partner) for
-#: tariffs and import bids (docs/rice_n.md §5.1).
-LEVERS = ("savings", "mitigation", "export_limit", "tariffs", "bids")
-
-
-def lever_heads(n: int) -> dict[str, tuple[int, int]]:
-    """Each lever's (first head, number of heads) in the activity action vector."""
-    return {"savings": (0, 1), "mitigation": (1, 1), "export_limit": (2, 1), "tariffs": (3, n), "bids": (3 + n, n)}
-
-
-@struct.dataclass
-class Levers:
-    """Floors on the activity step's rates: (N,) for ``savings``, ``mitigation`` and
-    ``export_limit`` (region i's own rate), (N, N) for ``tariffs`` and ``bids`` (row i, the
-    rate region i applies to partner j). ``None``: no floor on that lever."""
-
-    savings: Any = None
-    mitigation: Any = None
-    export_limit: Any = None
-    tariffs: Any = None
-    bids: Any = None
-
-    def items(self) -> list[tuple[str, Array]]:
-        """The levers that carry a floor, in :data:`LEVERS` order."""
-        return [(name, getattr(self, name)) for name in LEVERS if getattr(self, name) is not None]
-
-
-def up_to_level(rate: Array) -> Array:
-    """The lowest rate on the action grid (level/10) at or above ``rate``: ceil(10·rate)/10,
-    with a 1e-6 tolerance so a rate already on the grid (0.3 = 3/10 in floating point) stays."""
-    return jnp.ceil(rate * NUM_LEVELS - 1e-6) / NUM_LEVELS
-
-
-class Protocol:
-    """Base class of negotiation protocols (see the module docstring): no stages, no heads, no
-    state, no floors, nothing enforced, no features — which is protocol ``"none"``. Subclass it
-    and override what your protocol needs; ``name`` appears in the environment's name."""
-
-    name: str = "protocol"
-    stages: tuple[str, ...] = ()
-
-    def heads(self, n: int) -> Mapping[str, Sequence[int]]:
-        return {}
-
-    def init(self, n: int, dtype: Any) -> Any:
-        return ()
-
-    def default_params(self) -> Any:
-        return None
-
-    def update(self, stage: str, pstate: Any, levels: Array, state: Any, params: Any) -> Any:
-        """Stage ``stage``'s update: the method of that name."""
-        return getattr(self, stage)(pstate, levels, state, params)
-
-    def floors(self, pstate: Any, params: Any) -> Levers:
-        return Levers()
-
-    def enforced(self, pstate: Any, params: Any) -> Levers:
-        return Levers()
-
-    def features(self, pstate: Any) -> Array | None:
-        return None
-
-    def state_from_record(self, get: Callable[[str], np.ndarray], n: int, dtype: Any) -> Any:
-        """The protocol state of a row of a recorded episode (``get(key)`` reads a record key);
-        by default the initial state."""
-        return self.init(n, dtype)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r})"
-
+__all__ = [
+    "BUILTIN_PROTOCOLS",
+    "LEVERS",
+    "NAME",
+    "Levers",
+    "Protocol",
+    "ProtocolTraceError",
+    "apply_levers",
+    "check_traced_shapes",
+    "is_builtin",
+    "level_of",
+    "lever_heads",
+    "lowest_levels",
+    "register_protocol",
+    "registered_protocols",
+    "resolve_protocol",
+    "stage_heads",
+    "up_to_level",
+]
 
 # --- the registry ---------------------------------------------------------------------------------
 
-_PROTOCOLS: dict[str, Callable[[], Protocol]] = {}
+#: The built-in protocols (docs/rice_n.md §7), by name: listed first by :func:`registered_protocols`.
+BUILTIN_PROTOCOLS: dict[str, Callable[[], Protocol]] = {"none": NoNegotiation, "bilateral": Bilateral, "club": Club}
 
-
-#: A protocol's name: it names the environment, ``rice-n-<name>``.
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+_PROTOCOLS: dict[str, Callable[[], Protocol]] = dict(BUILTIN_PROTOCOLS)
 
 
 def register_protocol(name: str, factory: Callable[[], Protocol]) -> None:
     """Make ``protocol=name`` build ``factory()`` (a class or a function of no arguments). The
-    same code registered again (a user's file loaded once more) replaces the earlier entry."""
+    same code registered again (a user's file loaded once more, or by path) replaces the
+    earlier entry."""
     if not isinstance(name, str) or not NAME.fullmatch(name):
         raise ValueError(f"a protocol name must be letters, digits, '_', '.' or '-', starting with a letter or digit; got {name!r}")
     if name in _PROTOCOLS and not _same_code(_PROTOCOLS[name], factory):
@@ -145,30 +106,42 @@ def register_protocol(name: str, factory: Callable[[], Protocol]) -> None:
     _PROTOCOLS[name] = factory
 
 
+def _code_identity(obj: Any) -> tuple[str | None, str | None]:
+    """Where ``obj`` (a class or function) is defined: its module's file (resolved; the
+    module's name if it has no file) and its qualified name. A file loaded by path
+    (``"file.py:Name"``) is imported under a module name of its own, so the file, not the
+    module's name, tells that it is the code a user registered after importing it."""
+    module_name = getattr(obj, "__module__", None)
+    file = getattr(sys.modules.get(module_name), "__file__", None) if module_name else None
+    where = str(Path(file).resolve()) if file else module_name
+    return where, getattr(obj, "__qualname__", None)
+
+
 def _same_code(a: Any, b: Any) -> bool:
-    """The same class or function, or the same one defined again (its module executed anew)."""
-    return a is b or (getattr(a, "__module__", None), getattr(a, "__qualname__", None)) == (
-        getattr(b, "__module__", object()),
-        getattr(b, "__qualname__", object()),
-    )
+    """The same class or function, or the same one defined again (its module executed anew,
+    or its file loaded by path under another module name)."""
+    if a is b:
+        return True
+    identity = _code_identity(a)
+    return None not in identity and identity == _code_identity(b)
 
 
 def registered_protocols() -> list[str]:
     """The registered protocol names (the built-ins first)."""
-    _load_builtin_protocols()
     return list(_PROTOCOLS)
 
 
-def _load_builtin_protocols() -> None:
-    """The built-ins register themselves when their module is imported."""
-    importlib.import_module("jaxclimate.envs.rice_n.negotiation")
+def is_builtin(spec: Any) -> bool:
+    """Whether ``spec`` names (or is an instance of) one of :data:`BUILTIN_PROTOCOLS`."""
+    if isinstance(spec, str):
+        return spec in BUILTIN_PROTOCOLS
+    return type(spec) in BUILTIN_PROTOCOLS.values()
 
 
 def resolve_protocol(spec: Any) -> Protocol:
     """A :class:`Protocol` from ``spec``: a protocol object; a registered name; or
     ``"package.module:Name"`` / ``"path/to/file.py:Name"`` naming a protocol class (built with
     no arguments), factory or object in the user's own code."""
-    _load_builtin_protocols()
     if isinstance(spec, Protocol):
         protocol = spec
     elif isinstance(spec, str) and spec in _PROTOCOLS:
@@ -190,7 +163,9 @@ def _load(spec: str) -> Protocol:
     try:
         if where.endswith(".py"):
             path = Path(where).expanduser().resolve()
-            module_spec = importlib.util.spec_from_file_location(f"_rice_n_protocol_{path.stem}", path)
+            # a module name of its own per file (two files may share a stem): the file tells the code apart
+            digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+            module_spec = importlib.util.spec_from_file_location(f"_rice_n_protocol_{path.stem}_{digest}", path)
             if module_spec is None or not path.exists():
                 raise FileNotFoundError(f"no file {path}")
             module = importlib.util.module_from_spec(module_spec)
@@ -232,48 +207,3 @@ def _check_declaration(protocol: Protocol) -> None:
     missing = [s for s in stages if not callable(getattr(protocol, s, None))]
     if missing and type(protocol).update is Protocol.update:
         raise ValueError(f"{who}: no method for stage(s) {missing} (one method per stage, or override update)")
-
-
-def stage_heads(protocol: Protocol, n: int) -> list[np.ndarray]:
-    """The levels of each stage's heads, in stage order, checked (2..10 levels per head)."""
-    heads = dict(protocol.heads(n))
-    who = f"rice-n protocol {protocol.name!r}"
-    if set(heads) != set(protocol.stages):
-        raise ValueError(f"{who}: heads(n) must name exactly the stages {list(protocol.stages)}, got {sorted(heads)}")
-    out = []
-    for stage in protocol.stages:
-        levels = np.asarray(heads[stage], dtype=np.int64).reshape(-1)
-        if levels.size == 0 or levels.min() < 2 or levels.max() > NUM_LEVELS:
-            raise ValueError(f"{who}: stage {stage!r} needs at least one head with 2..{NUM_LEVELS} levels each, got {levels.tolist()}")
-        out.append(levels)
-    return out
-
-
-# --- what the environment does with a protocol's levers ------------------------------------------
-
-
-def level_of(rate: Array) -> Array:
-    """The level of a rate, round(10·rate), as an integer."""
-    return jnp.round(rate * NUM_LEVELS).astype(jnp.int32)
-
-
-def lowest_levels(floors: Levers, n: int, num_heads: int) -> Array | None:
-    """(N, A, 1) lowest allowed level per region and head from ``floors`` (``None`` without
-    floors). Built as broadcast selections by head index, not a scatter: cheap to fuse into
-    the (N, A, 10) mask."""
-    head = jnp.arange(num_heads)[:, None]  # (A, 1)
-    lowest = None
-    for name, floor in floors.items():
-        start, width = lever_heads(n)[name]
-        level = level_of(floor)
-        if width == 1:
-            value, where = level[:, None, None], head == start
-        else:
-            value, where = jnp.pad(level, ((0, 0), (start, num_heads - start - width)))[..., None], (head >= start) & (head < start + width)
-        lowest = jnp.where(where, value, 0 if lowest is None else lowest)
-    return lowest
-
-
-def apply_levers(rates: dict[str, Array], enforced: Levers) -> dict[str, Array]:
-    """rate ← max(rate, floor) for every enforced lever."""
-    return dict(rates, **{name: jnp.maximum(rates[name], floor) for name, floor in enforced.items()})

@@ -24,6 +24,16 @@ def seed_histories(env, env_params, evaluations: list[dict]) -> list[dict[str, n
 
 
 class RiceNReport(TrainingReport):
+    def preflight(self, env, env_overrides: dict[str, Any]) -> list[str]:
+        """A user's protocol passes the quick protocol check before a run trains on it (one line)."""
+        from jaxclimate.envs.rice_n.protocol_check import ProtocolError, quick_check
+
+        try:
+            line = quick_check(env_overrides.get("protocol", "none"))
+        except ProtocolError as error:
+            raise ValueError(str(error)) from None
+        return [] if line is None else [line]
+
     def env_defaults(self, algo) -> dict[str, Any]:
         """The factored observation for a learner that takes it: the same information and the
         same policy class, its shared features multiplied once per environment. Trained both

@@ -4,6 +4,9 @@ two example protocols of ``baselines/protocols/`` (docs/protocols.md)."""
 from __future__ import annotations
 
 import itertools
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import jax
@@ -216,3 +219,147 @@ def test_club_bca_tariffs_scale_with_the_mitigation_gap(x64):
         assert (tariffs[:2, :2] == 0).all() and (tariffs[2:] == 0).all()  # none within the club, none from outsiders
         np.testing.assert_allclose(out["state__mitigation_rate_all_regions"][6], [0.6, 0.6, 0.0, 0.0])  # enforced
     assert float(up_to_level(jnp.asarray(0.3))) == pytest.approx(0.3)  # a rate on the grid stays
+
+
+# --- the protocol lab's rough edges (issue 63) ------------------------------------------------
+
+
+def test_the_same_class_registered_and_loaded_by_path_is_one_protocol(tmp_path, monkeypatch):
+    """Loaded from its file, a class runs under another module name; it is still the class the
+    user registered after importing it, not another protocol taking its name."""
+    import importlib
+
+    from jaxclimate.envs.rice_n import protocol as p
+
+    (tmp_path / "my_majority.py").write_text(
+        "from jaxclimate.envs.rice_n.negotiation import Bilateral\n\nclass MajorityFloor(Bilateral):\n    name = 'test-majority-floor'\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    imported = importlib.import_module("my_majority").MajorityFloor
+    p.register_protocol("test-majority-floor", imported)
+    try:
+        by_path = f"{tmp_path / 'my_majority.py'}:MajorityFloor"
+        env, _ = make("rice-n", protocol=by_path, regions=SMALL)
+        assert env.name == "rice-n-test-majority-floor[4 regions]" and type(env.protocol) is not imported
+        p.register_protocol("test-majority-floor", type(env.protocol))  # the same code again: accepted
+        assert RiceN(protocol="test-majority-floor", regions=SMALL).name == env.name
+        (tmp_path / "other.py").write_text((tmp_path / "my_majority.py").read_text())
+        with pytest.raises(ValueError, match="that name is the registered MajorityFloor's"):
+            make("rice-n", protocol=f"{tmp_path / 'other.py'}:MajorityFloor", regions=SMALL)
+    finally:
+        p._PROTOCOLS.pop("test-majority-floor")
+        sys.modules.pop("my_majority", None)
+
+
+class _Branching(Protocol):
+    """A stage with a Python ``if`` on a traced value."""
+
+    name = "test-branching"
+    stages = ("vote",)
+
+    def heads(self, n):
+        return {"vote": [2]}
+
+    def init(self, n, dtype):
+        return jnp.zeros((), dtype)
+
+    def vote(self, pstate, levels, state, params):
+        if levels.sum() > 0:  # the bug: both branches must be taken under jit
+            return pstate + 0.1
+        return pstate
+
+
+def _line_of(text: str, cls: type) -> str:
+    """``file:line`` of the first line holding ``text`` in ``cls``'s source."""
+    import inspect
+
+    lines, first = inspect.getsourcelines(cls)
+    return f"{inspect.getsourcefile(cls)}:{first + next(i for i, line in enumerate(lines) if text in line)}"
+
+
+def test_a_python_if_in_a_stage_names_the_protocol_the_stage_and_the_line():
+    from jaxclimate.envs.rice_n.protocol import ProtocolTraceError
+
+    where = _line_of("if levels.sum() > 0", _Branching)
+    message = rf"^rice-n protocol 'test-branching': stage 'vote' \({re.escape(where)}\): a Python if/and/or/not \(bool\) on a traced array"
+    with pytest.raises(ProtocolTraceError, match=message) as caught:
+        make("rice-n", protocol=_Branching(), regions=SMALL)  # at construction: abstract evaluation, nothing compiled
+    assert isinstance(caught.value.__cause__, jax.errors.TracerBoolConversionError) and "\n" not in str(caught.value)
+    with pytest.raises(ProtocolTraceError, match=message):  # wherever the stage is traced
+        jax.jit(lambda levels: _Branching().update("vote", jnp.zeros(()), levels, None, None))(jnp.ones((4, 1), jnp.int32))
+    with pytest.raises(pc.ProtocolError, match=message):
+        pc.check_protocol(_Branching(), regions=SMALL, conformance=False)
+
+
+def test_a_python_value_from_a_traced_array_in_floors_is_named_too():
+    class FloatFloor(_Broken):
+        name = "test-float-floor"
+
+        def floors(self, pstate, params):
+            return Levers(mitigation=jnp.full(pstate.shape, float(pstate.max())))
+
+    from jaxclimate.envs.rice_n.protocol import ProtocolTraceError
+
+    where = _line_of("float(pstate.max())", FloatFloor)
+    with pytest.raises(ProtocolTraceError, match=rf"^rice-n protocol 'test-float-floor': floors\(\) \({re.escape(where)}\)"):
+        RiceN(protocol=FloatFloor(), regions=SMALL)
+
+
+def _command(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+_BRANCHING_FILE = """import jax.numpy as jnp
+from jaxclimate.envs.rice_n import Protocol
+
+
+class Branching(Protocol):
+    name = "branching"
+    stages = ("vote",)
+
+    def heads(self, n):
+        return {"vote": [2]}
+
+    def init(self, n, dtype):
+        return jnp.zeros((), dtype)
+
+    def vote(self, pstate, levels, state, params):
+        if levels.sum() > 0:
+            return pstate + 0.1
+        return pstate
+"""
+
+
+@pytest.mark.parametrize("module", ["jaxclimate.check_protocol", "jaxclimate.envs.rice_n.protocol_check"])
+def test_the_command_line_checker_exits_1_with_the_one_line_reason(tmp_path, module):
+    """Both module paths are the command; neither passes a protocol it has not checked."""
+    (tmp_path / "branching.py").write_text(_BRANCHING_FILE)
+    done = _command(module, f"{tmp_path / 'branching.py'}:Branching")
+    assert done.returncode == 1 and done.stdout == "", done
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"rice-n protocol 'branching': stage 'vote' ({tmp_path / 'branching.py'}:16)"), done.stderr
+    missing = _command(module, f"{tmp_path / 'nowhere.py'}:Thing")
+    assert missing.returncode == 1 and "cannot be loaded" in missing.stderr and len(missing.stderr.strip().splitlines()) == 1
+    assert _command(module).returncode == 2  # no spec given: the usage error
+
+
+@pytest.mark.slow
+def test_the_command_line_checker_passes_a_good_protocol_in_one_line():
+    done = _command("jaxclimate.check_protocol", COMMITMENT, "--quick")
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(rf"rice-n protocol 'conditional-commitment' \({re.escape(COMMITMENT)}\): passed the quick check in \d+ s\n", done.stdout)
+
+
+def test_the_quick_check_before_training_skips_built_ins_and_names_what_is_wrong():
+    assert pc.quick_check("bilateral") is None and pc.quick_check(Bilateral()) is None
+    with pytest.raises(pc.ProtocolError, match=r"^rice-n protocol 'test-branching': stage 'vote' \("):
+        pc.quick_check(_Branching())
+
+
+@pytest.mark.slow
+def test_the_quick_check_passes_a_users_protocol_in_one_line():
+    line = pc.quick_check(CLUB_BCA)
+    assert re.fullmatch(
+        rf"rice-n protocol 'club-bca': passed the quick protocol check in \d+ s \(python -m jaxclimate.check_protocol {re.escape(CLUB_BCA)} runs every check\)",
+        line,
+    )
