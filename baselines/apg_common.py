@@ -12,18 +12,21 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from jaxclimate import train  # noqa: E402
+from jaxclimate import run  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
+from jaxclimate.run import flags as run_flags  # noqa: E402
 
 RESULTS = ROOT / "baselines" / "results"
 
 
 def train_apg(flags: list[str], run_dir: Path) -> tuple[dict[str, Any], float, str]:
-    """``python -m jaxclimate.train --algo apg FLAGS``, run in this process (``train.run``):
+    """``python -m jaxclimate.train --algo apg FLAGS``, run in this process (the run library):
     its summary, the wall seconds (compilation included) and the command line."""
     argv = [*flags, "--algo", "apg"]
     start = time.perf_counter()
-    summary = train.run(train.build_options([*argv, "--run-dir", str(run_dir), "--quiet", "--no-plots"]))
+    summary = run.train(run_flags.build_options([*argv, "--run-dir", str(run_dir), "--quiet", "--no-plots"]))
+    if summary.get("interrupted") or summary.get("non_finite"):  # Ctrl-C (or a failed run) ends the whole script
+        raise KeyboardInterrupt if summary.get("interrupted") else FloatingPointError(summary["non_finite"])
     return summary, round(time.perf_counter() - start, 1), "python -m jaxclimate.train " + " ".join(argv)
 
 

@@ -110,4 +110,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from jaxclimate._cli import guarded
+
+    raise SystemExit(guarded(main, "baselines/apg_ebm.py"))

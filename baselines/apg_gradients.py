@@ -150,4 +150,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from jaxclimate._cli import guarded
+
+    raise SystemExit(guarded(main, "baselines/apg_gradients.py"))

@@ -21,16 +21,19 @@ import json
 import time
 from pathlib import Path
 
-from jaxclimate import train
+from jaxclimate import run
 from jaxclimate.envs.climate_mitigation import consistency
+from jaxclimate.run import flags
 
 RESULTS = Path(__file__).parent / "results"
 
 
 def _run(args_list: list[str]) -> tuple[dict, float]:
-    options = train.build_options(args_list)
+    options = flags.build_options(args_list)
     start = time.perf_counter()
-    summary = train.run(options)
+    summary = run.train(options)
+    if summary.get("interrupted") or summary.get("non_finite"):  # Ctrl-C (or a failed run) ends the whole script
+        raise KeyboardInterrupt if summary.get("interrupted") else FloatingPointError(summary["non_finite"])
     summary.pop("state", None)
     return summary, time.perf_counter() - start
 
@@ -122,4 +125,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from jaxclimate._cli import guarded
+
+    raise SystemExit(guarded(main, "baselines/climate_mitigation.py"))

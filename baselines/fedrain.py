@@ -39,10 +39,11 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxclimate import make  # noqa: E402
+from jaxclimate._cli import key_value  # noqa: E402
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.algos.off_policy import DDPGConfig, TD3Config, TQCConfig, local_policy, make_trainer  # noqa: E402
 from jaxclimate.envs.ebm import BAND_NAMES, area_weighted_rmse_bands, static_baseline  # noqa: E402
-from jaxclimate.train import key_value, parse_value  # noqa: E402
+from jaxclimate.run.values import parse_value  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 PAPER = json.loads((Path(__file__).parent / "data" / "fedrain_paper_tables.json").read_text())
@@ -292,4 +293,6 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    from jaxclimate._cli import guarded
+
+    raise SystemExit(guarded(main, "baselines/fedrain.py"))

@@ -278,4 +278,6 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    from jaxclimate._cli import guarded
+
+    raise SystemExit(guarded(main, "baselines/invest_esg.py"))

@@ -243,4 +243,6 @@ def _version(package: str) -> str | None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from jaxclimate._cli import guarded
+
+    raise SystemExit(guarded(main, "baselines/jaxmarl_ippo.py"))

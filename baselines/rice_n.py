@@ -281,4 +281,6 @@ def run(args, defaults: argparse.Namespace | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    from jaxclimate._cli import guarded
+
+    raise SystemExit(guarded(main, "baselines/rice_n.py"))

@@ -93,4 +93,6 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    from jaxclimate._cli import guarded
+
+    raise SystemExit(guarded(main, "baselines/rice_n_protocols.py"))

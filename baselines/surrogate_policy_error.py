@@ -96,4 +96,6 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    from jaxclimate._cli import guarded
+
+    raise SystemExit(guarded(main, "baselines/surrogate_policy_error.py"))

@@ -18,7 +18,10 @@ negotiation; the original's step returns a flat mask of about the same size); "d
 rows time the state transition alone (no observation, no auto-reset). "factored" rows time
 ``env.step`` with ``observation="factored"`` (the features all regions share written once per
 env, 1007 + 27 × 36 floats instead of 27 × 1043: the same information, see
-``jaxclimate.core.factored``). At 1024 envs one step's
+``jaxclimate.core.factored``). "compact" rows time ``env.step`` with ``observation="compact"``,
+jice's feature set (docs/rice_n.md §9.3: 46 floats per region at 20 regions, 53 at 27; jice
+writes 57, 11 of them the state of a FaIR carbon model its step never updates), the
+like-for-like rows beside jice's. At 1024 envs one step's
 observations are 115 MB (112 KB per env step): writing them is bounded by memory bandwidth
 (the script measures this machine's rate of one pass over an array that size and prints the
 ceiling it puts on ``env.step``). Every row's program (ours and the peers') is compiled
@@ -26,6 +29,16 @@ first (compile time apart) and run once to warm up; then all are timed in ``--re
 interleaved rounds, each round running every program once, and each row reports its median.
 A ratio to a peer is the median over rounds of the two rates in the same round: on a shared
 machine a slow spell then hits both sides of a ratio alike.
+
+Memory traffic: every row (ours and the peers') reports ``bytes_per_env_step``, what one env
+step of its rollout writes — the ``observation`` carried (0 in "dynamics only" rows), the next
+``state`` and the ``mask`` ("+ mask" rows) — and reads — the ``state`` it advances and the
+``actions`` (the (N, heads) int32 levels; pax's float32 rates) —, from the shapes of one env's
+reset (``jax.eval_shape``: nothing runs), and ``env_steps_per_s_cap``, the rate at which moving
+those bytes (written + read) takes all of ``--bandwidth`` (default 4.8 TB/s, an H200's HBM3e).
+On a GPU at large batch the step is bound by these bytes, so the cap predicts the GPU rows from
+here (an upper bound: intermediates a fusion does not keep on chip, the per-env key and the
+scan's bookkeeping are not counted); on a CPU the arithmetic binds first.
 
 Reference: the original NumPy environment is not a dependency of this project. Its speed on
 this machine class (2-vCPU AMD EPYC, Python 3.11.7, NumPy 1.26.4; env only, random actions,
@@ -110,6 +123,9 @@ from jaxclimate import make  # noqa: E402
 ORIGINAL_ENV_STEPS_PER_S = {"none": 110.0, "bilateral": 173.0}
 
 
+#: An H200's memory bandwidth (HBM3e, NVIDIA's figure), bytes/s: the default ``--bandwidth``.
+H200_BANDWIDTH = 4.8e12
+
 #: what is timed -> (with_mask, with_obs, observation layout) of :func:`rollout_checksum`
 VARIANTS = {
     "dynamics only": (False, False, "flat"),
@@ -117,6 +133,8 @@ VARIANTS = {
     "step + mask": (True, True, "flat"),
     "step, factored": (False, True, "factored"),
     "step + mask, factored": (True, True, "factored"),
+    "step, compact": (False, True, "compact"),
+    "step + mask, compact": (True, True, "compact"),
 }
 
 
@@ -152,10 +170,18 @@ def parse_args(argv=None):
         default=None,
         help=f"a local checkout of ucl-dark/pax, whose JAX Rice to time beside ours (default ${PAX_ENV_VAR}; see benchmarks/peers.py)",
     )
+    p.add_argument(
+        "--bandwidth",
+        type=float,
+        default=H200_BANDWIDTH / 1e12,
+        help="memory bandwidth in TB/s for each row's env-steps/s cap from the bytes its step moves (default 4.8, an H200)",
+    )
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
     if min(args.envs) < 1 or args.episodes < 1 or args.repeats < 1:
         p.error("--envs, --episodes and --repeats must be >= 1")
+    if not args.bandwidth > 0:
+        p.error(f"--bandwidth must be > 0 (TB/s), got {args.bandwidth}")
     if not all(2 <= k <= 27 for k in args.regions):
         p.error("--regions must be between 2 and 27")
     return args
@@ -224,18 +250,41 @@ def env_batch(env, params, n: int) -> int:
     return split_batch(n, 4 * (one + mask))
 
 
+def traffic(observation, state, mask, actions, bandwidth: float) -> dict:
+    """``bytes_per_env_step`` (what one env step writes: ``observation``, ``state``, ``mask``,
+    ``written`` in all; what it reads: the ``state`` it advances and the ``actions``, ``read``
+    in all; ``total``) and ``env_steps_per_s_cap``, ``bandwidth`` (bytes/s) over ``total``,
+    from one env's arrays or ``jax.ShapeDtypeStruct`` trees (None for what is not moved)."""
+    from jaxclimate.memory import tree_bytes
+
+    size = {k: tree_bytes(v) if v is not None else 0 for k, v in dict(observation=observation, state=state, mask=mask, actions=actions).items()}
+    written = size["observation"] + size["state"] + size["mask"]
+    read = size["state"] + size["actions"]
+    moved = {k: size[k] for k in ("observation", "state", "mask", "actions")} | {"written": written, "read": read, "total": written + read}
+    return {"bytes_per_env_step": moved, "env_steps_per_s_cap": bandwidth / moved["total"]}
+
+
+def our_traffic(env, params, with_mask: bool, with_obs: bool, bandwidth: float) -> dict:
+    """:func:`traffic` of our rollout's step (:func:`rollout_checksum`)."""
+    obs, state = jax.eval_shape(lambda k: env.reset(k, params), jax.random.PRNGKey(0))
+    heads = (env.num_regions, env.nvec.size)
+    mask = jax.ShapeDtypeStruct(heads + (10,), jnp.bool_) if with_mask else None
+    return traffic(obs if with_obs else None, state, mask, jax.ShapeDtypeStruct(heads, jnp.int32), bandwidth)
+
+
 def rows_for(protocol: str, what: str, args, regions: int = 27) -> list[tuple[dict, Callable, jax.Array]]:
     """Our rows' jobs (row, rollout, keys) at each ``--envs``, timed later by :func:`time_jobs`."""
     with_mask, with_obs, layout = VARIANTS[what]
     env, params = make("rice-n", protocol=protocol, observation=layout, regions=range(regions))
     steps = args.episodes * env.episode_length
+    moved = our_traffic(env, params, with_mask, with_obs, args.bandwidth * 1e12)
     jobs = []
     for n in args.envs:
         keys = jax.random.split(jax.random.PRNGKey(0), n)
         batch = env_batch(env, params, n)
         fn = functools.partial(batched_rollout, env, params, num_steps=steps, with_mask=with_mask, with_obs=with_obs, batch=batch)
         row = {"impl": "jaxclimate", "protocol": protocol, "what": what, "regions": regions, "n_envs": n, "batch": batch, "env_steps": n * steps}
-        jobs.append((row, fn, keys))
+        jobs.append((row | moved, fn, keys))
     return jobs
 
 
@@ -289,7 +338,10 @@ def jice_rows(root: Path, args) -> list[tuple[dict, Callable, jax.Array]]:
     """jice's jobs (20 regions, its training settings) at each ``--envs``."""
     env = load_jice(root, num_regions=20)
     steps = args.episodes * int(env.episode_length)
-    what = {"impl": "jice", "protocol": "none", "what": "jice step", "regions": env.num_regions}
+    obs, state = jax.eval_shape(jice_reset(env), jax.random.PRNGKey(0))
+    actions = jax.ShapeDtypeStruct((env.num_regions, len(env.action_nvec)), jnp.int32)
+    moved = traffic(obs["observations"], state, None, actions, args.bandwidth * 1e12)  # its mask is not carried
+    what = {"impl": "jice", "protocol": "none", "what": "jice step", "regions": env.num_regions} | moved
     return [peer_job(what, functools.partial(jice_rollout_checksum, env, num_steps=steps), n, steps) for n in args.envs]
 
 
@@ -336,7 +388,10 @@ def pax_rows(root: Path, args) -> list[tuple[dict, Callable, jax.Array]]:
     """pax's jobs (27 regions, no mediator, 20 steps an episode) at each ``--envs``."""
     env = load_pax(root, num_regions=27)
     steps = args.episodes * int(env.episode_length)
-    what = {"impl": "pax", "protocol": "none", "what": "pax step", "regions": env.num_players}
+    obs, state = jax.eval_shape(pax_reset(env), jax.random.PRNGKey(0))
+    actions = jax.ShapeDtypeStruct((env.num_players, env.num_actions), jnp.float32)
+    moved = traffic(obs, state, None, actions, args.bandwidth * 1e12)
+    what = {"impl": "pax", "protocol": "none", "what": "pax step", "regions": env.num_players} | moved
     return [peer_job(what, functools.partial(pax_rollout_checksum, env, num_steps=steps), n, steps) for n in args.envs]
 
 
@@ -377,7 +432,7 @@ def main(argv=None) -> dict:
     print()
     print(
         format_table(
-            jice + pax + rows,
+            [r | {"bytes_written": r["bytes_per_env_step"]["written"], "bytes_total": r["bytes_per_env_step"]["total"]} for r in jice + pax + rows],
             [
                 ("impl", "impl", "s"),
                 ("protocol", "protocol", "s"),
@@ -390,8 +445,15 @@ def main(argv=None) -> dict:
                 ("speedup_vs_original", "× original", ",.0f"),
                 ("ratio_vs_jice", "× jice", ".2f"),
                 ("ratio_vs_pax", "× pax", ".2f"),
+                ("bytes_written", "B written", ",d"),
+                ("bytes_total", "B moved", ",d"),
+                ("env_steps_per_s_cap", f"cap @ {args.bandwidth:g} TB/s", ",.0f"),
             ],
         )
+    )
+    print(
+        f"\nB written: the observation, next state and mask one env step writes; B moved: those and the state and actions it reads; "
+        f"cap: env-steps/s at which moving them takes {args.bandwidth:g} TB/s (--bandwidth; 4.8 = an H200)"
     )
     print(f"\n{jice_note}\n{pax_note}")
     print(

@@ -1,15 +1,25 @@
-"""jaxclimate: JAX-native multi-agent climate-policy and climate-model environments."""
+"""jaxclimate: JAX-native multi-agent climate-policy and climate-model environments.
 
-from jaxclimate.core import Environment, EnvParams, EnvState, make, registered_envs
+The names below are imported on first use, so ``python -m jaxclimate.<command>`` starts its
+Ctrl-C guard before JAX loads (jaxclimate/_cli.py)."""
+
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["Environment", "EnvParams", "EnvState", "make", "registered_envs", "load_policy", "__version__"]
+_EXPORTS = {
+    "Environment": "jaxclimate.core",
+    "EnvParams": "jaxclimate.core",
+    "EnvState": "jaxclimate.core",
+    "make": "jaxclimate.core",
+    "registered_envs": "jaxclimate.core",
+    "load_policy": "jaxclimate.policy",  # brings the trainers and orbax
+}
+
+__all__ = [*_EXPORTS, "__version__"]
 
 
 def __getattr__(name: str):
-    if name == "load_policy":  # imported on first use: it brings the trainers and orbax
-        from jaxclimate.policy import load_policy
-
-        return load_policy
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'jaxclimate' has no attribute {name!r}")

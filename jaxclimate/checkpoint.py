@@ -16,6 +16,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxclimate._io import interrupts_held
+
 
 class Checkpointer:
     def __init__(self, directory: str | Path, max_to_keep: int = 2):
@@ -28,8 +30,9 @@ class Checkpointer:
 
     def save(self, step: int, state: Any) -> None:
         state = jax.tree_util.tree_map(np.asarray, state)
-        self._manager.save(int(step), args=self._ocp.args.StandardSave(state), force=True)
-        self._manager.wait_until_finished()
+        with interrupts_held():  # Ctrl-C waits for the checkpoint to be whole
+            self._manager.save(int(step), args=self._ocp.args.StandardSave(state), force=True)
+            self._manager.wait_until_finished()
 
     def latest_step(self) -> int | None:
         return self._manager.latest_step()

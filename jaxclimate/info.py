@@ -13,7 +13,6 @@ random actions in one compiled ``jit(vmap(scan))`` program, compile time apart.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -21,14 +20,12 @@ import sys
 import time
 from typing import Any
 
+import jax
+import numpy as np
+
+import jaxclimate
+from jaxclimate._cli import OneLineParser
 from jaxclimate._xla import use_cpu_safe_xla_flags
-
-use_cpu_safe_xla_flags()  # before JAX starts its backend (see jaxclimate/_xla.py)
-
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxclimate  # noqa: E402
 from jaxclimate.core.precision import PHYSICS_PRECISION, POLICY_PRECISION  # noqa: E402
 from jaxclimate.memory import gib  # noqa: E402
 from jaxclimate.testing import rollout  # noqa: E402
@@ -185,7 +182,8 @@ def banner() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jaxclimate.info", description=__doc__.split("\n\n")[0])
+    use_cpu_safe_xla_flags()  # before JAX starts its backend (see jaxclimate/_xla.py)
+    parser = OneLineParser(prog="python -m jaxclimate.info", description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-probe", action="store_true", help="skip the throughput probe")
     parser.add_argument("--envs", nargs="+", default=list(PROBE_ENVS), help=f"environments to probe (default: {' '.join(PROBE_ENVS)})")
     parser.add_argument("--num-envs", type=int, help="environments per probe (default 4096 on an accelerator, 64 on CPU)")
@@ -218,4 +216,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from jaxclimate._cli import guarded
+
+    sys.exit(guarded(main, "python -m jaxclimate.info"))

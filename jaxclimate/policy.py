@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +59,24 @@ class TrainedPolicy:
     ) -> tuple[dict, Any]:
         """Actions of seed ``seed``'s policy for a batch of envs (``obs``: group -> (B, N, ...));
         ``carry``/``done`` for recurrent networks (default: a fresh episode). Jittable."""
+        self._check_batched(obs)
         batch = jax.tree_util.tree_leaves(obs)[0].shape[0]
         carry = self.trainer.initial_carry(batch) if carry is None else carry
         done = jnp.ones((batch,), bool) if done is None else done
         return self.trainer.act(self.policy(seed), obs, carry, done, key, deterministic=deterministic, mask=mask)
+
+    def _check_batched(self, obs: dict) -> None:
+        """Refuse, in one line, observations without the leading batch axis (one env's)."""
+        for group, n in self.env.agents.items():
+            value = obs.get(group) if isinstance(obs, dict) else None
+            if not hasattr(value, "ndim"):  # a factored observation (shared and per-agent parts) is not checked here
+                continue
+            one_env = (n, *self.env.observation_space(group).shape)
+            if tuple(value.shape) == one_env:
+                raise ValueError(
+                    f"policy.act takes a batch of envs: obs[{group!r}] has one env's shape {one_env}, expected (B, {', '.join(map(str, one_env))}); "
+                    f"add a leading axis (jax.tree_util.tree_map(lambda x: x[None], obs))"
+                )
 
     def episode_returns(
         self, episodes: int = 1, key: jax.Array | None = None, deterministic: bool = True, env_params: Any = None
@@ -74,16 +89,32 @@ class TrainedPolicy:
         policies = jax.vmap(self.trainer.policy)(jax.tree_util.tree_map(jnp.asarray, self.state))
         return jax.tree_util.tree_map(np.asarray, self._returns_program(steps, deterministic)(policies, params, keys))
 
+    def returns_under(self, params_batch: Any, key: jax.Array | None = None, deterministic: bool = True) -> dict[str, np.ndarray]:
+        """Each agent's return over one episode under each of a batch of parameters (leaves with
+        a leading axis: draws of an uncertainty), for every seed: group -> (draws, seeds, N)."""
+        steps = int(np.max(np.asarray(params_batch.max_steps)))
+        n = int(jax.tree_util.tree_leaves(params_batch)[0].shape[0])
+        keys = jax.random.split(jax.random.PRNGKey(0) if key is None else key, n)
+        policies = jax.vmap(self.trainer.policy)(jax.tree_util.tree_map(jnp.asarray, self.state))
+        per_seed = jax.vmap(self._episode_return(steps, deterministic), in_axes=(0, None, None))
+        program = jax.jit(jax.vmap(per_seed, in_axes=(None, 0, 0)))
+        return jax.tree_util.tree_map(np.asarray, program(policies, params_batch, keys))
+
+    def _episode_return(self, steps: int, deterministic: bool):
+        """``(policy, params, key) -> returns``: each agent's return over one episode."""
+        episode = episode_program(self.env, self.trainer, steps, deterministic)
+
+        def returns(policy, params, k):
+            _, rewards, _, done = episode(policy, params, k)
+            alive = jnp.cumsum(done) - done == 0  # the steps up to and including the first end
+            return {g: jnp.sum(r * alive.reshape(-1, *([1] * (r.ndim - 1))), axis=0) for g, r in rewards.items()}
+
+        return returns
+
     def _returns_program(self, steps: int, deterministic: bool):
         """``(policies, env_params, keys) -> returns``, compiled once per horizon and mode."""
         if (steps, deterministic) not in self._programs:
-            episode = episode_program(self.env, self.trainer, steps, deterministic)
-
-            def returns(policy, params, k):
-                _, rewards, _, done = episode(policy, params, k)
-                alive = jnp.cumsum(done) - done == 0  # the steps up to and including the first end
-                return {g: jnp.sum(r * alive.reshape(-1, *([1] * (r.ndim - 1))), axis=0) for g, r in rewards.items()}
-
+            returns = self._episode_return(steps, deterministic)
             per_seed = jax.vmap(jax.vmap(returns, in_axes=(None, None, 0)), in_axes=(0, None, None))
             self._programs[(steps, deterministic)] = jax.jit(per_seed)
         return self._programs[(steps, deterministic)]
@@ -95,14 +126,14 @@ def load_policy(run_dir: str | Path, **env_overrides: Any) -> TrainedPolicy:
     names for nested fields, e.g. ``**{"negotiation.bca_rate": 0.5}``; not its constructor
     options)."""
     from jaxclimate.core.registry import override_params
-    from jaxclimate.train import make_run  # the CLI's own assembly of env, config and trainer
+    from jaxclimate.run.assemble import make_run
 
     run_dir = Path(run_dir)
     config_file = run_dir / "config.json"
     if not config_file.exists():
         raise FileNotFoundError(f"{run_dir} is not a run directory: no config.json (python -m jaxclimate.train writes one)")
     options = RunOptions.from_record(json.loads(config_file.read_text()), run_dir=str(run_dir))
-    env, env_params, _, trainer = make_run(options)
+    env, env_params, _, trainer, _ = make_run(options)
     if env_overrides:
         env_params = override_params(options.env, env_params, env_overrides)
     keys = jax.random.split(jax.random.PRNGKey(options.seed), options.seeds)
@@ -114,4 +145,14 @@ def load_policy(run_dir: str | Path, **env_overrides: Any) -> TrainedPolicy:
         checkpoints.close()
     if state is None:
         raise FileNotFoundError(f"{run_dir} has no checkpoint yet: train it (or continue it with --resume) first")
+    if int(chunks_done) == 0:
+        warnings.warn(
+            f"{run_dir} was stopped before its first chunk finished: these policies are untrained (continue it with --resume)",
+            UntrainedPolicyWarning,
+            stacklevel=2,
+        )
     return TrainedPolicy(env, env_params, trainer, state, options, int(chunks_done))
+
+
+class UntrainedPolicyWarning(UserWarning):
+    """A run's policies were loaded from a checkpoint taken before any training."""

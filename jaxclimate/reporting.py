@@ -115,6 +115,16 @@ def over_seeds(seeds: int, what: str = "mean ± std") -> str:
 MANY_AGENTS = 10
 
 
+def agent_labels(env, group: str) -> list[str]:
+    """How tables and plots name each agent of ``group``: its interface name ``f"{group}_{i}"``
+    (PettingZoo, Gymnasium and JaxMARL views name agents so) and, where the environment names
+    its agents itself (RICE-N's region IDs, the EBM's bands), that name beside it."""
+    from jaxclimate.core.env import Environment
+
+    own, generic = env.agent_names(group), Environment.agent_names(env, group)
+    return [f"{group}_{i}" + (f" ({name})" if name != plain else "") for i, (name, plain) in enumerate(zip(own, generic))]
+
+
 def plot_returns(env, rows: list[dict], run_dir: Path) -> None:
     """``returns.png`` (one group) or ``returns-<group>.png``: each agent's return (mean over
     seeds, the seeds' range shaded where there are several), agents named as the environment
@@ -128,7 +138,7 @@ def plot_returns(env, rows: list[dict], run_dir: Path) -> None:
     steps = np.array([r["env_steps"] for r in rows])
     for group in env.agents:
         returns = np.array([r[group]["episode_return"] for r in rows], dtype=float)  # (updates, seeds, agents)
-        names, seeds = env.agent_names(group), returns.shape[1]
+        names, seeds = agent_labels(env, group), returns.shape[1]
         fig, ax = plt.subplots(figsize=(7, 4.4))
         means = nan_mean(returns, axis=1)  # (updates, agents)
         if len(names) > MANY_AGENTS:

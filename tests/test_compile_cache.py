@@ -19,10 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # sets the cache up, and prints how many compilations the persistent cache answered.
 PROGRAM = """
 import json, sys, jax, jaxclimate
-from jaxclimate import train
+from jaxclimate import _cli
 hits = []
 jax.monitoring.register_event_listener(lambda event, **_: hits.append(event) if event.endswith("cache_hits") else None)
-folder = train.configure_compile_cache(sys.argv[1:])
+folder = _cli.configure_compile_cache(sys.argv[1:])
 env, params = jaxclimate.make("rice-n")
 key = jax.random.PRNGKey(0)
 _, state = env.reset(key, params)

@@ -132,7 +132,7 @@ def test_two_processes_equal_one_process_and_resume(tmp_path, two_device_run):
     run_dir = tmp_path / "multi"
     port = _free_port()
     stop_after_one_chunk = (
-        "import sys; from jaxclimate import train; argv = sys.argv[1:]; train.initialize_distributed(argv); "
+        "import sys; from jaxclimate import _cli, train; argv = sys.argv[1:]; _cli.prepare_process(argv); "
         "train.run(train.build_options(argv), stop_after_chunks=1)"
     )
     procs = [

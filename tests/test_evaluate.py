@@ -88,3 +88,39 @@ def test_loading_what_is_not_a_run_says_so(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         evaluate.main([str(tmp_path)])
     assert exit_.value.code == 2 and "not a run directory" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("evaluate-run")  # one worker trains the module's run once
+def test_evaluate_scores_the_policies_over_draws_of_an_uncertainty(run_dir, capsys):
+    """--uncertainty NAME --draws K: each draw's return is the policies' return under that
+    draw's parameters (the deterministic game and greedy policies: one episode says it)."""
+    assert evaluate.main([str(run_dir), "--episodes", "1", "--no-plots", "--uncertainty", "damage", "--draws", "6"]) == 0
+    record = json.loads((run_dir / "evaluation-uncertainty-damage" / "uncertainty.json").read_text())
+    per_draw = np.asarray(record["returns"]["countries"]["per_draw"])
+    assert per_draw.shape == (6,) and per_draw.std() > 0  # the damage moves the return
+    policy = jaxclimate.load_policy(run_dir)
+    factors = record["factors"]
+    uncertainty = policy.env.uncertainties["damage"]
+    for i in (0, 5):
+        params = uncertainty.apply(policy.env_params, {k: np.float32(v[i]) for k, v in factors.items()})
+        alone = policy.episode_returns(1, env_params=params)["countries"].sum(-1).mean()
+        np.testing.assert_allclose(per_draw[i], alone, rtol=1e-5)
+    assert "under 6 draws of 'damage'" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("evaluate-run")
+def test_a_run_stopped_before_its_first_chunk_is_called_untrained(run_dir, tmp_path, capsys):
+    untrained = tmp_path / "untrained"
+    result = train.run(train.build_options(TINY + ["--run-dir", str(untrained)]), stop_after_chunks=0)
+    assert result["interrupted"] and result["chunks_done"] == 0
+    with pytest.warns(UserWarning, match="stopped before its first chunk finished: these policies are untrained"):
+        jaxclimate.load_policy(untrained)
+    assert evaluate.main([str(untrained), "--episodes", "1", "--no-plots"]) == 0
+    captured = capsys.readouterr()
+    assert "(untrained: stopped before its first chunk)" in captured.out and "untrained" in captured.err
+    policy = jaxclimate.load_policy(run_dir)
+    obs, _ = policy.env.reset(jax.random.PRNGKey(0), policy.env_params)
+    with pytest.raises(ValueError, match=r"policy.act takes a batch of envs: obs\['countries'\] has one env's shape"):
+        policy.act(jax.random.PRNGKey(1), obs)

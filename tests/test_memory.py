@@ -8,6 +8,7 @@ import pytest
 
 from jaxclimate import memory, train
 from jaxclimate.distributed import RunPlacement
+from jaxclimate.run.loop import donated
 
 
 def test_check_fits_names_the_setting_to_lower():
@@ -44,7 +45,7 @@ def test_training_chunks_donate_their_state():
     step = placement.compile(lambda s: {"w": s["w"] * 2.0}, donate=True)
     out = step(state)
     np.testing.assert_array_equal(np.asarray(out["w"]), 2.0)
-    assert state["w"].is_deleted() and train._donated(state) and not train._donated(out)
+    assert state["w"].is_deleted() and donated(state) and not donated(out)
 
 
 def test_split_batch_halves_until_the_batch_fits():

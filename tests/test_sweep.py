@@ -8,6 +8,8 @@ import pytest
 from jaxclimate import sweep, train
 from jaxclimate.algos.ippo import IPPOConfig
 from jaxclimate.core.registry import make
+from jaxclimate.run import sweeping
+from jaxclimate.run.flags import build_options
 
 TINY = [
     "--network",
@@ -46,25 +48,50 @@ def test_each_value_equals_its_own_run(tmp_path):
 def test_sweep_inputs_and_errors():
     env, params = make("climate-mitigation")
     config = IPPOConfig()
-    where, values, stack, hp = sweep.sweep_inputs("lr", ["1e-4", "1e-3"], params, config)
+    where, values, stack, hp = sweeping.sweep_inputs("lr", ["1e-4", "1e-3"], params, config)
     assert where == "algo" and stack is None and np.allclose(hp["lr"], [1e-4, 1e-3])
     assert np.allclose(hp["gamma"], config.gamma)
-    where, values, stack, hp = sweep.sweep_inputs("damage_coefficient", ["0.001", "0.002"], params, config)
+    where, values, stack, hp = sweeping.sweep_inputs("damage_coefficient", ["0.001", "0.002"], params, config)
     assert where == "env" and hp is None and np.allclose(stack.damage_coefficient, [0.001, 0.002])
     with pytest.raises(ValueError, match="cannot sweep 'num_envs'"):
-        sweep.sweep_inputs("num_envs", ["1", "2"], params, config)
+        sweeping.sweep_inputs("num_envs", ["1", "2"], params, config)
     with pytest.raises(ValueError, match="damage_coefficient"):  # the env's own validation names the field
-        sweep.sweep_inputs("damage_coefficient", ["-1", "0.1"], params, config)
+        sweeping.sweep_inputs("damage_coefficient", ["-1", "0.1"], params, config)
     with pytest.raises(ValueError, match="at least two values"):
-        sweep.parse_sweep("lr=1e-3")
+        sweeping.parse_sweep("lr=1e-3")
 
 
 def test_sweep_table_shows_a_spread_only_over_several_seeds():
-    from jaxclimate import sweep
-
     row = {"value": 0.5, "final_return": {"bands": -1.0}, "final_return_std": {"bands": 0.0}}
     result = {"env": "ebm-v1", "key": "D", "where": "env", "groups": ["bands"], "rows": [row], "seeds": 1}
-    one = sweep.table(result)
+    one = sweeping.table(result)
     assert "one seed per value" in one and "±" not in one
-    two = sweep.table(dict(result, seeds=2))
+    two = sweeping.table(dict(result, seeds=2))
     assert "2 seeds per value, mean ± std over seeds" in two and "-1 ± 0" in two
+
+
+@pytest.mark.slow
+def test_an_interrupted_sweep_resumes_to_the_uninterrupted_result(tmp_path):
+    """A sweep stopped after its first chunk (as Ctrl-C stops it: that chunk checkpointed) and
+    finished with ``--resume`` writes the same rows as a sweep run in one go; ``--run-dir`` names
+    its folder as ``--out`` does."""
+    argv = ["damage_coefficient=0.003,0.03", *TINY]
+    assert sweep.main([*argv, "--run-dir", str(tmp_path / "whole")]) == 0
+    options = build_options([*TINY, "--run-dir", str(tmp_path / "part")])
+    sweeping.start_sweep(options, "damage_coefficient", ["0.003", "0.03"])
+    first = sweeping.run_sweep(options, "damage_coefficient", ["0.003", "0.03"], stop_after_chunks=1)
+    assert first == {"interrupted": True, "chunks_done": 1}
+    assert not (tmp_path / "part" / "sweep.json").exists()
+    assert sweep.main(["--resume", str(tmp_path / "part"), "--quiet"]) == 0
+    whole, part = (json.loads((tmp_path / d / "sweep.json").read_text()) for d in ("whole", "part"))
+    assert part["rows"] == whole["rows"] and len(whole["rows"][0]["curve"]["countries"]) == 4
+
+
+def test_a_sweep_refuses_conflicting_folders_and_a_resume_with_new_settings(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        sweep.main(["lr=1e-4,1e-3", "--out", str(tmp_path / "a"), "--run-dir", str(tmp_path / "b")])
+    assert stop.value.code == 2 and "differ: a sweep has one folder (see --help)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        sweep.main(["--resume", str(tmp_path / "a"), "--seeds", "3"])
+    assert "a resumed sweep keeps its settings" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

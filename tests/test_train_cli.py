@@ -7,7 +7,8 @@ import jax
 import numpy as np
 import pytest
 
-from jaxclimate import train
+from jaxclimate import make, train
+from jaxclimate._cli import start_cpu_processes
 
 TINY = [
     "--network",
@@ -76,7 +77,9 @@ def test_ctrl_c_keeps_the_chunk_that_finished_on_the_device(whole, tmp_path, mon
     one): that chunk is kept and checkpointed although no checkpoint was due, and resuming
     gives the uninterrupted result."""
     whole, lines_whole = whole
-    calls, metric_lines = [], train.metric_lines
+    from jaxclimate.run import training as run_training
+
+    calls, metric_lines = [], run_training.metric_lines
 
     def interrupted_once(*args):
         calls.append(1)
@@ -84,12 +87,12 @@ def test_ctrl_c_keeps_the_chunk_that_finished_on_the_device(whole, tmp_path, mon
             raise KeyboardInterrupt
         return metric_lines(*args)
 
-    monkeypatch.setattr(train, "metric_lines", interrupted_once)
+    monkeypatch.setattr(run_training, "metric_lines", interrupted_once)
     part_dir = tmp_path / "part"
     first = train.run(train.build_options(TINY + ["--checkpoint-every", "10", "--run-dir", str(part_dir), "--no-plots"]))
     assert first["interrupted"] and first["chunks_done"] == 2
     assert len((part_dir / "metrics.jsonl").read_text().splitlines()) == 4
-    monkeypatch.setattr(train, "metric_lines", metric_lines)
+    monkeypatch.setattr(run_training, "metric_lines", metric_lines)
     resumed = train.run(train.build_options(["--resume", str(part_dir), "--quiet"]))
     for a, b in zip(jax.tree_util.tree_leaves(whole["state"]), jax.tree_util.tree_leaves(resumed["state"])):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
@@ -191,7 +194,7 @@ def test_gpu_presets_fill_an_accelerator_with_the_same_updates(monkeypatch):
     sb3, sb3_gpu = (IPPOConfig(**train.build_options(["--env", "invest-esg", "--preset", p]).config) for p in ("paper_sb3", "paper_sb3-gpu"))
     assert sb3_gpu.minibatch_size == sb3.minibatch_size and sb3_gpu.num_updates == sb3.num_updates
     assert train.build_options([]).preset == "paper"  # on the CPU
-    monkeypatch.setattr(train.jax, "default_backend", lambda: "gpu")
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
     assert train.build_options([]).preset == "paper-gpu"
     assert train.build_options(["--total-timesteps", "250000"]).preset == "paper"  # sized by the user: as asked
     assert train.build_options(["--env", "ebm-v1", "--algo", "ddpg"]).preset == "fedrain"  # off-policy: no -gpu
@@ -243,7 +246,7 @@ def test_a_bad_flag_exits_2_with_one_line_and_leaves_nothing(argv, says, tmp_pat
 @pytest.mark.parametrize("argv", [["--cpu-processes", "0"], ["--cpu-processes", "2", "--process-id", "1"]])
 def test_bad_cpu_processes_exit_2_before_starting_anything(argv, capsys):
     with pytest.raises(SystemExit) as exit_:
-        train.start_cpu_processes(argv)
+        start_cpu_processes(argv, "jaxclimate.train")
     assert exit_.value.code == 2 and "--cpu-processes must be >= 1" in capsys.readouterr().err
 
 
@@ -252,19 +255,21 @@ def test_a_non_finite_chunk_stops_the_run_and_keeps_the_last_finite_checkpoint(t
     line naming the chunk, the seed and the quantity, and its checkpoints stop at chunk 2."""
     import jax.numpy as jnp
 
-    real_make_run = train.make_run
+    from jaxclimate.run import training as run_training
+
+    real_make_run = run_training.make_run
 
     def poisoned_make_run(options):
-        env, env_params, config, trainer = real_make_run(options)
+        env, env_params, config, trainer, report = real_make_run(options)
 
         def run(rs, n):
             rs, metrics = trainer.run(rs, n)
             poison = jnp.where(rs.update > 5, jnp.nan, 0.0)  # 2 updates per chunk, run one at a time: from chunk 3's end on
             return rs.replace(params=jax.tree_util.tree_map(lambda x: x + poison, rs.params)), metrics
 
-        return env, env_params, config, trainer._replace(run=run)
+        return env, env_params, config, trainer._replace(run=run), report
 
-    monkeypatch.setattr(train, "make_run", poisoned_make_run)
+    monkeypatch.setattr(run_training, "make_run", poisoned_make_run)
     result = train.run(train.build_options(TINY + ["--run-dir", str(tmp_path), "--no-plots"]))
     assert result["non_finite"] == ("error: non-finite training state in chunk 3, seed 0: training stopped; the last finite checkpoint is chunk 2")
     assert result["non_finite"] in capsys.readouterr().err
@@ -274,10 +279,12 @@ def test_a_non_finite_chunk_stops_the_run_and_keeps_the_last_finite_checkpoint(t
 
 def test_the_run_says_its_real_length_and_records_every_setting():
     options = train.build_options(TINY + ["--total-timesteps", "1000", "--run-dir", "unused"])
-    env, env_params, config, _ = train.make_run(options)
-    line = train.steps_line(config, options)
+    from jaxclimate.run.assemble import make_run, resolved_config, steps_line
+
+    env, env_params, config, *_ = make_run(options)
+    line = steps_line(config, options)
     assert "7 updates × 140 env steps = 980 env steps per seed" in line and "1,000 rounded down" in line
-    resolved = json.loads(json.dumps(train.resolved_config(config, env_params, options), default=str))
+    resolved = json.loads(json.dumps(resolved_config(config, env_params, options), default=str))
     assert resolved["env_steps_per_seed"] == 980 and resolved["algo_config"]["total_timesteps"] == 1000
     assert resolved["algo_config"]["gamma"] == config.gamma and resolved["algo_config"]["network"] == "mlp"  # defaults included
     assert set(resolved["env_params"]) == {f.name for f in dataclasses.fields(env_params)}
@@ -297,14 +304,36 @@ def test_list_names_every_environment_and_its_presets(capsys):
 
 def test_the_summary_says_when_no_episode_ended_instead_of_printing_nans(capsys):
     """A run shorter than one episode per rollout has no episode return: one line says so."""
-    from jaxclimate.train import _print_summary
+    from jaxclimate.run.finish import print_summary as _print_summary
 
     class Quiet:
         def summary_lines(self, summary):
             return []
 
+    env, _ = make("rice-n", regions=[0, 5, 12])  # regions named by the paper's IDs, besides their interface names
     summary = {"env": "e", "algo": "ippo", "updates": 1, "env_steps_per_seed": 560, "seeds": 1, "wall_seconds_this_session": 1.0}
-    _print_summary(summary | {"final_return": {"regions": [float("nan")] * 3, "other": [1.5, float("nan")]}}, None, Quiet())
+    _print_summary(summary | {"final_return": {"regions": [1.5, float("nan"), 2.0]}}, env, Quiet())
     out = capsys.readouterr().out
-    assert "[regions] no episode ended during the last updates" in out
-    assert "[other] mean episode return" in out and "1.5000" in out and out.count("nan") == 1  # a partial group keeps its rows
+    assert "[regions] mean episode return" in out and out.count("nan") == 1  # a partial group keeps its rows
+    rows = {line.split(")")[0] + ")": line.split()[-1] for line in out.splitlines() if line.startswith("regions_")}
+    assert rows == {
+        "regions_0 (region 1)": "1.5000",
+        "regions_1 (region 6)": "nan",
+        "regions_2 (region 13)": "2.0000",
+    }  # as plots and interfaces name them
+    _print_summary(summary | {"final_return": {"regions": [float("nan")] * 3}}, env, Quiet())
+    assert "[regions] no episode ended during the last updates" in capsys.readouterr().out
+
+
+def test_resume_refuses_flags_that_would_change_the_run(tmp_path, capsys):
+    """--resume continues a run with its own settings: a flag that would change it is refused by
+    name (one line), flags of the session (--quiet, --no-plots) are taken."""
+    options = train.build_options(TINY + ["--run-dir", str(tmp_path)])
+    (tmp_path / "config.json").write_text(json.dumps(options.recorded()))
+    with pytest.raises(SystemExit) as stop:
+        train.build_options(["--resume", str(tmp_path), "--env", "rice-n", "--algo", "ippo", "--total-timesteps", "99999"])
+    err = capsys.readouterr().err.strip()
+    assert stop.value.code == 2 and len(err.splitlines()) == 1 and err.endswith("(see --help)")
+    assert "--resume: --env, --total-timesteps would change the run (climate-mitigation, ippo)" in err  # --algo is the run's own
+    resumed = train.build_options(["--resume", str(tmp_path), "--quiet", "--no-plots"])
+    assert resumed.resume and resumed.config == options.config and resumed.no_plots

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxclimate._cli import OneLineParser
 from jaxclimate._io import atomic_savez, atomic_write_text
 from jaxclimate.climate import cicero, scenarios
 
@@ -216,9 +217,7 @@ def normalisation_stats(emissions_2015_2075: np.ndarray, train: np.ndarray, wind
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m jaxclimate.climate.dataset", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    p = OneLineParser(prog="python -m jaxclimate.climate.dataset", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scenarios", type=int, default=20000, help="number of scenarios S (seeds 0..S-1)")
     p.add_argument("--out", type=Path, required=True, help="output folder (created; resumed if it exists)")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
@@ -249,4 +248,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from jaxclimate._cli import guarded
+
+    sys.exit(guarded(main, "python -m jaxclimate.climate.dataset"))

@@ -39,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jaxclimate._cli import OneLineParser
 from jaxclimate.climate import dataset as ds
 from jaxclimate.climate import surrogate as sg
 from jaxclimate.core.precision import at_physics_precision
@@ -362,7 +363,7 @@ def _check_run_config(run_dir: Path, config: FitConfig) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jaxclimate.climate.fit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineParser(prog="python -m jaxclimate.climate.fit", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", choices=["gru", "lstm", "tcn"], default="gru")
     p.add_argument("--data", type=Path, required=True, help="dataset folder from jaxclimate.climate.dataset")
     p.add_argument("--run-dir", type=Path, required=True, help="checkpoints and metrics (resumed if present)")
@@ -383,6 +384,12 @@ def main(argv=None) -> int:
         "--extra-data", type=Path, default=None, help="a dataset folder (e.g. from jaxclimate.climate.policy_data) added to the training split only"
     )
     p.add_argument("--time-budget", type=float, default=None, help="minutes; stop cleanly after this")
+    p.add_argument(
+        "--early-stop-patience",
+        type=int,
+        default=FitConfig.early_stop_patience,
+        help=f"stop after this many epochs without a better validation RMSE (default {FitConfig.early_stop_patience}, the authors')",
+    )
     p.add_argument("--stop-after-epochs", type=int, default=None, help="end after this epoch (a cosine schedule still decays over --epochs)")
     p.add_argument("--export", type=Path, default=None, help="write weights + card to this folder at the end")
     args = p.parse_args(argv)
@@ -396,6 +403,7 @@ def main(argv=None) -> int:
             val_samples=args.val_samples,
             seed=args.seed,
             schedule=args.schedule,
+            early_stop_patience=args.early_stop_patience,
             init_from=None if args.init_from is None else str(args.init_from),
             extra_data=None if args.extra_data is None else str(args.extra_data),
         )
@@ -420,4 +428,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from jaxclimate._cli import guarded
+
+    sys.exit(guarded(main, "python -m jaxclimate.climate.fit"))

@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxclimate._cli import OneLineParser
 from jaxclimate._io import atomic_savez, atomic_write_text
 from jaxclimate.climate import cicero
 
@@ -143,9 +144,7 @@ def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=PO
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m jaxclimate.climate.policy_data", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    p = OneLineParser(prog="python -m jaxclimate.climate.policy_data", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--episodes", type=int, default=2500, help="paths per (scenario, policy) pair")
     p.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=SCENARIOS)
@@ -164,4 +163,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from jaxclimate._cli import guarded
+
+    sys.exit(guarded(main, "python -m jaxclimate.climate.policy_data"))

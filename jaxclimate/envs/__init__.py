@@ -20,7 +20,9 @@ register("climate-mitigation-ii", ClimateMitigation, report=_CLIMATE, scenario="
 from jaxclimate.envs.climate_mitigation.relaxed import ClimateMitigationLevers  # noqa: E402
 
 # the continuous relaxation: efforts and adaptation spending in their ranges (for --algo apg)
-register("climate-mitigation-levers", ClimateMitigationLevers)  # scenario="i" unless scenario= is given
+register(
+    "climate-mitigation-levers", ClimateMitigationLevers, report="jaxclimate.envs.climate_mitigation.report:ClimateMitigationLeversReport"
+)  # scenario="i" unless scenario= is given
 
 from jaxclimate.envs.rice_n import RiceN  # noqa: E402
 

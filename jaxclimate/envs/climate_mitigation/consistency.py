@@ -19,7 +19,6 @@ CLI: ``python -m jaxclimate.envs.climate_mitigation.consistency RUN_DIR [--n 100
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -30,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxclimate._cli import OneLineParser
 from jaxclimate._io import atomic_write_text
 from jaxclimate.climate import cicero
 from jaxclimate.core import struct
@@ -228,7 +228,7 @@ def evaluate(emissions: np.ndarray, T_surrogate: np.ndarray, n: int | None = 100
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jaxclimate.envs.climate_mitigation.consistency", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m jaxclimate.envs.climate_mitigation.consistency", description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", type=Path, help="a run directory with trajectories.npz (from python -m jaxclimate.train)")
     parser.add_argument("--n", type=int, default=1000, help="episodes to replay (default 1000; all if fewer stored)")
     parser.add_argument("--seed", type=int, default=42, help="sampling seed (default 42, the authors')")
@@ -253,4 +253,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from jaxclimate._cli import guarded
+
+    sys.exit(guarded(main, "python -m jaxclimate.envs.climate_mitigation.consistency"))

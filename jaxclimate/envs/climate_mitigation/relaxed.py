@@ -48,7 +48,10 @@ class ClimateMitigationLevers(Relaxation):
         levers = jnp.clip(jnp.asarray(actions[GROUP], self.dtype), self._action_space.low, self._action_space.high)
         new_state, cost, global_emissions = self.base.year(state, levers[:, :NUM_LEVERS], levers[:, NUM_LEVERS], params)
         terminated = new_state.time >= HORIZON
-        lookahead = jax.lax.cond(terminated, lambda s: self.base.lookahead(s, params)["cost"], lambda s: jnp.zeros_like(s.prevention), new_state)
-        rewards = -(cost + lookahead)  # Eq. 32: the look-ahead sits inside r(2050)
-        info = {"temperature": new_state.temperature, "global_emissions": global_emissions}
+        ahead = lambda s: {k: self.base.lookahead(s, params)[k] for k in ("cost", "temperatures")}  # noqa: E731
+        blank = lambda s: jax.tree_util.tree_map(jnp.zeros_like, jax.eval_shape(ahead, s))  # noqa: E731
+        lookahead = jax.lax.cond(terminated, ahead, blank, new_state)
+        rewards = -(cost + lookahead["cost"])  # Eq. 32: the look-ahead sits inside r(2050)
+        # the game's info keys, so its training report (levers, temperatures) reads both alike
+        info = {"temperature": new_state.temperature, "global_emissions": global_emissions, "lookahead_temperatures": lookahead["temperatures"]}
         return self.base._observe(new_state, params), new_state, {GROUP: rewards}, terminated, info

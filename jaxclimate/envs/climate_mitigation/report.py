@@ -54,17 +54,15 @@ class ClimateMitigationReport(TrainingReport):
         return EpisodeReservoir(size, config.num_envs) if size > 0 and hasattr(config, "num_envs") else None
 
     def summarize(self, env, env_params, trainer, state, rows, evaluations, options: RunOptions, run_dir: Path) -> dict[str, Any]:
-        levels = np.stack([e["actions"]["countries"] for e in evaluations])  # (seeds, 35, N, 4)
-        efforts = np.concatenate(
-            [np.asarray(env_params.effort_levels)[levels[..., :3]], np.asarray(env_params.adaptation_levels)[levels[..., 3:]]], axis=-1
-        )
+        actions = np.stack([e["actions"]["countries"] for e in evaluations])  # (seeds, 35, N, 4)
+        efforts = self.lever_values(actions, env_params)
         temperatures = [policy_temperatures(e) for e in evaluations]
         summary: dict[str, Any] = {
             "mean_levers": {lever: efforts[..., i].mean(axis=(0, 1)).tolist() for i, lever in enumerate(LEVERS)},
             "policy_temperature_2050": float(np.mean([t[34] for t in temperatures])),
             "policy_temperature_2065": float(np.mean([t[-1] for t in temperatures])),
             "policy_temperatures": [t.tolist() for t in temperatures],
-            "bau_temperatures": bau_temperatures(env, env_params).tolist(),
+            "bau_temperatures": bau_temperatures(self.game(env), env_params).tolist(),
         }
         summary["bau_temperature_2065"] = summary["bau_temperatures"][-1]
         if getattr(state, "recorder", None) is not None:
@@ -80,11 +78,20 @@ class ClimateMitigationReport(TrainingReport):
             summary["stored_episodes"] = int(sum(len(e) for e, _ in stores))
         return summary
 
+    def lever_values(self, actions: np.ndarray, env_params) -> np.ndarray:
+        """The levers' values (efforts 0–1, adaptation spending) of the game's level indices."""
+        efforts, adaptation = np.asarray(env_params.effort_levels), np.asarray(env_params.adaptation_levels)
+        return np.concatenate([efforts[actions[..., :3]], adaptation[actions[..., 3:]]], axis=-1)
+
+    def game(self, env):
+        """The game itself (its no-action episode is the baseline of the temperature plot)."""
+        return env
+
     def summary_lines(self, summary: dict) -> list[str]:
-        lines = [f"\nlearned lever levels (mean over the episode and seeds)\n{'country':>8}" + "".join(f"{lever:>13}" for lever in LEVERS)]
+        lines = [f"\nlearned lever levels (mean over the episode and seeds)\n{'agent':<12}" + "".join(f"{lever:>13}" for lever in LEVERS)]
         levers = summary["mean_levers"]
-        for i in range(len(levers["energy"])):
-            lines.append(f"{i:>8}" + "".join(f"{levers[lever][i]:>13.3f}" for lever in LEVERS))
+        for i in range(len(levers["energy"])):  # named as the returns table and the interfaces name them
+            lines.append(f"{f'countries_{i}':<12}" + "".join(f"{levers[lever][i]:>13.3f}" for lever in LEVERS))
         lines.append(
             f"\nlearned policy: ΔT 2050 {summary['policy_temperature_2050']:.3f} K, 2065 "
             f"{summary['policy_temperature_2065']:.3f} K (no action: {summary['bau_temperature_2065']:.3f} K in 2065)"
@@ -104,7 +111,7 @@ class ClimateMitigationReport(TrainingReport):
         for j, lever in enumerate(LEVERS):
             ax.bar(np.arange(n) + j * width, levers[lever], width, label=lever)
         ax.set(xlabel="country", ylabel="mean level (effort 0–1; adaptation spending)", title="learned policy: mean lever levels")
-        ax.set_xticks(np.arange(n) + 0.4 - width / 2, [str(i) for i in range(n)])
+        ax.set_xticks(np.arange(n) + 0.4 - width / 2, [f"countries_{i}" for i in range(n)], fontsize=7)
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(run_dir / "levers.png", dpi=120)
@@ -152,3 +159,20 @@ def bau_temperatures(env, env_params) -> np.ndarray:
         raise ValueError(f"the no-action episode did not terminate within max_steps={steps}")
     end = int(ended[0])
     return np.concatenate([temperatures[: end + 1], lookahead[end]])
+
+
+class ClimateMitigationLeversReport(ClimateMitigationReport):
+    """``climate-mitigation-levers``, the game's continuous relaxation: the same levers and
+    temperatures, its actions already the levers' values; no IPPO preset of the paper's."""
+
+    def presets(self, env, algo: str) -> dict[str, dict[str, Any]]:
+        return {}
+
+    def recorder(self, env, config, options: RunOptions) -> Any:
+        return None  # the consistency replay reads the discrete game's runs
+
+    def lever_values(self, actions: np.ndarray, env_params) -> np.ndarray:
+        return np.asarray(actions, float)
+
+    def game(self, env):
+        return env.base

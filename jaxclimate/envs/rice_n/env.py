@@ -11,6 +11,9 @@ Observations are the reference's flat feature vectors (docs/rice_n.md §9): 1043
 regions without negotiation, 1207 with the bilateral protocol (1180 with clubs), each state
 value divided by a fixed normaliser in float32 exactly as the reference does, so an
 observation rebuilt from a recorded state equals the recorded one bit for bit.
+``observation="compact"`` gives instead the feature set of jice, the RICE-N authors' JAX port
+(docs/rice_n.md §9.3): 46 features per region at 20 regions, 53 at 27, each equal to the flat
+observation's feature of the same value.
 ``action_mask(group, state, params)`` gives the negotiation masks in the padded-logits layout
 IPPO uses; ``flat_action_mask`` the reference's flat 570/1164-entry layout.
 
@@ -45,7 +48,7 @@ from jaxclimate.envs.rice_n.params import NUM_LEVELS, NUM_REGIONS, RiceParams, c
 from jaxclimate.envs.rice_n.protocol import apply_levers, lowest_levels, resolve_protocol, stage_heads
 
 GROUP = "regions"
-OBSERVATION_LAYOUTS = ("flat", "factored")
+OBSERVATION_LAYOUTS = ("flat", "factored", "compact")
 
 #: Observation normalisers (docs/rice_n.md §9.1), one per state field.
 NORMS = {key: float(v) for key, v in load_data()["observation_norms"].items()}
@@ -112,6 +115,21 @@ _PRIVATE = (
     ("reward", "reward_all_regions"),
 )
 
+#: The compact observation's own economy (docs/rice_n.md §9.3): jice's per-region features in the
+#: flat observation's order, the first six public features of the flat layout (every region's
+#: there, the region's own here), then seven of its private ones.
+_COMPACT_PUBLIC = _PUBLIC[:6]  # capital, capital_depreciation, labor, gross_output, investment, consumption
+_COMPACT_PRIVATE = _PRIVATE[:7]  # tfp, intensity, mitigation_cost, damages, abatement_cost, production, utility
+_GLOBAL_NAMES = ("temperature[0]", "temperature[1]", "carbon_mass[0]", "carbon_mass[1]", "carbon_mass[2]", "forcing_exogenous", "land_emissions")
+
+
+def binary_ids(num_regions: int) -> np.ndarray:
+    """(N, B) the regions' positions 0..N−1 in binary, most significant bit first, with
+    B = N.bit_length() bits as jice writes them (5 for 16..31 regions): the compact
+    observation's region id."""
+    bits = num_regions.bit_length()
+    return (np.arange(num_regions)[:, None] >> np.arange(bits - 1, -1, -1)) & 1
+
 
 def _scaled(x: jax.Array, norm_key: str, dtype: Any = jnp.float32) -> jax.Array:
     """float32(x) / normaliser, correctly rounded as the reference divides (observations then
@@ -120,13 +138,17 @@ def _scaled(x: jax.Array, norm_key: str, dtype: Any = jnp.float32) -> jax.Array:
 
 
 @functools.lru_cache(maxsize=None)
-def _normalisers(num_regions: int, negotiation: bool) -> np.ndarray:
+def _normalisers(num_regions: int, negotiation: bool, compact: bool = False) -> np.ndarray:
     """The shared features' normalisers in feature order, float32 (as the reference's float32
     division uses them): global climate (7), the counters (timestep 100 and, with
-    negotiation, the stage 1), the public per-region blocks (N each) and the tariffs (N²)."""
+    negotiation, the stage 1), the public per-region blocks (N each) and the tariffs (N²);
+    ``compact``: the mitigation block (N) alone after the counters."""
     counts = [("global_temperature", 2), ("global_carbon_mass", 3), ("global_exogenous_emissions", 1), ("global_land_emissions", 1)]
     counts += [("timestep", 1)] + ([(None, 1)] if negotiation else [])
-    counts += [(key, num_regions) for _, key in _PUBLIC] + [("tariffs", num_regions * num_regions)]
+    if compact:
+        counts += [("mitigation_rate_all_regions", num_regions)]
+    else:
+        counts += [(key, num_regions) for _, key in _PUBLIC] + [("tariffs", num_regions * num_regions)]
     norms = np.concatenate([np.full(count, 1.0 if key is None else NORMS[key]) for key, count in counts]).astype(np.float32)
     norms.flags.writeable = False
     return norms
@@ -158,7 +180,9 @@ class RiceN(Environment[RiceState, RiceParams]):
             :mod:`jaxclimate.envs.rice_n.negotiation`) —, a
             :class:`~jaxclimate.envs.rice_n.protocol.Protocol` object, or
             ``"package.module:Name"`` / ``"file.py:Name"`` of one in the user's own code.
-        regions: region indices 0..26 (paper Table 1 ID − 1) for a subset; default all 27.
+        regions: region indices 0..26 (paper Table 1 ID − 1) for a subset, as a list or tuple
+            (``[0, 5, 12, 20]``) or a comma-separated string (``"0,5,12,20"``, the form
+            ``--env-set regions=0,5,12,20`` passes); default all 27.
         dtype: ``"float32"`` (training) or ``"float64"`` (parity; needs ``jax_enable_x64``).
         num_activity_steps: activity steps per episode (20 in the reference: 2015 → 2115);
             fewer make quick experiments.
@@ -171,7 +195,12 @@ class RiceN(Environment[RiceState, RiceParams]):
             1007 features every region sees (climate, counters, all regions' public economy,
             tariffs) stored once per env and each region's own 36 (one-hot, private; plus its
             negotiation features) — 14× less to write per step at 27 regions, the same
-            information (``observation_space(GROUP).flatten(obs)`` gives the flat one bit for bit).
+            information (``observation_space(GROUP).flatten(obs)`` gives the flat one bit for bit);
+            ``"compact"``: each region's (F,) vector of jice's feature set (the RICE-N authors'
+            JAX port; docs/rice_n.md §9.3): a binary region id, the climate and counters,
+            every region's mitigation rate and the region's own economy (13 values) — 46
+            features at 20 regions, 53 at 27 — plus the protocol's features with negotiation,
+            each equal to the flat observation's feature of the same value.
         climate: the climate module (docs/climate_modules.md): ``"dice"`` (default, the
             reference's DICE-2016 boxes), ``"cicero-jax"`` (CICERO-SCM in JAX, multi-gas) or
             ``"gru"`` (its shipped surrogate), or a climate-module object with 5-year steps
@@ -200,6 +229,7 @@ class RiceN(Environment[RiceState, RiceParams]):
             raise ValueError(f"RiceN.observation must be one of {OBSERVATION_LAYOUTS}, got {observation!r}")
         self.observation_layout = observation
         self.factored = observation == "factored"
+        self.compact = observation == "compact"
         self.dtype = dtype
         self.climate_name = climate if isinstance(climate, str) else type(climate).__name__
         self.climate = climate_module(climate, dtype)
@@ -219,8 +249,8 @@ class RiceN(Environment[RiceState, RiceParams]):
         self._action_space = MultiDiscrete(self.nvec)
         # the features' widths only: computed, they ran ~150 eager programs (2 s on a CPU) per env made
         start = jax.eval_shape(lambda: self._initial_state(self._params()))
-        shared_dim = int(jax.eval_shape(self._shared_features, start).shape[-1])
-        own_dim = sum(int(x.shape[-1]) for x in jax.eval_shape(self._own_features, start))
+        shared_dim = int(jax.eval_shape(lambda s: self._shared_features(s, self.compact), start).shape[-1])
+        own_dim = sum(int(x.shape[-1]) for x in jax.eval_shape(lambda s: self._own_features(s, self.compact), start))
         self.obs_dim = shared_dim + own_dim
         if self.factored:
             self._observation_space = FactoredBox(shared_dim, own_dim, insert_at=n, dtype=dtype)
@@ -310,26 +340,33 @@ class RiceN(Environment[RiceState, RiceParams]):
 
     # --- observation and masks -------------------------------------------------------------
     def _observe(self, state: RiceState) -> jax.Array | FactoredObs:
-        """The (N, F) features of docs/rice_n.md §9.1 (or their factored form, see the class docstring)
-        with the reference's arithmetic: the global and public features as float32 divisions,
-        the private ones in the env dtype, of the state rounded to float32."""
+        """The (N, F) features of docs/rice_n.md §9.1 (or their factored form, see the class docstring;
+        or the compact ones of §9.3) with the reference's arithmetic: the global and public
+        features as float32 divisions, the private ones in the env dtype, of the state rounded
+        to float32."""
         if self.factored:
             return FactoredObs(shared=self._shared_features(state), own=_columns(self._own_features(state), self.num_regions))
+        if self.compact:
+            return self.observe_compact(state)
         return self.observe(state)
 
-    def _shared_features(self, state: RiceState) -> jax.Array:
+    def _shared_features(self, state: RiceState, compact: bool = False) -> jax.Array:
         """(1007,) for 27 regions: global climate, counters, every region's public economy and
-        the tariff matrix — the same for every region. One division: the float32 values laid
-        out as the features, divided by the vector of their normalisers (:func:`_normalisers`),
-        correctly rounded as the reference divides each (``exact_divide``)."""
+        the tariff matrix — the same for every region (``compact``: the climate, counters and
+        every region's mitigation rate, 35 for 27 regions). One division: the float32 values
+        laid out as the features, divided by the vector of their normalisers
+        (:func:`_normalisers`), correctly rounded as the reference divides each (``exact_divide``)."""
         k = state.time
         glob = [state.temperature, state.carbon_mass, state.forcing_exogenous[None], state.land_emissions[None]]
-        public = [getattr(state, f) for f, _ in _PUBLIC] + [state.tariffs.reshape(-1)]
+        if compact:
+            public = [state.mitigation]
+        else:
+            public = [getattr(state, f) for f, _ in _PUBLIC] + [state.tariffs.reshape(-1)]
         counters = [k[None]]  # the timestep k/100 from the integer, divided in the env dtype
         if self.negotiation_on:
             counters.append(self.stage_of(k)[None])  # the stage, as it is (normaliser 1)
         as32 = [jnp.asarray(x).astype(jnp.float32) for x in glob + public]
-        norms = _normalisers(self.num_regions, self.negotiation_on)
+        norms = _normalisers(self.num_regions, self.negotiation_on, compact)
         if self.dtype == jnp.float32:  # the counters are float32 too: one vector, one division
             raw = jnp.concatenate(as32[:4] + [c.astype(jnp.float32) for c in counters] + as32[4:])
             return exact_divide(raw, norms)
@@ -339,14 +376,27 @@ class RiceN(Environment[RiceState, RiceParams]):
         counters = exact_divide(jnp.concatenate(counters).astype(self.dtype), norms[7 : 7 + width].astype(np.float64))
         return jnp.concatenate([scaled[:7], counters, scaled[7:]])
 
-    def _own_features(self, state: RiceState) -> list[jax.Array]:
-        """[one-hot id (N, N), private and negotiation features (N, ·)]: the flat observation
-        is ``one-hot ‖ shared ‖ the rest``."""
+    def _own_features(self, state: RiceState, compact: bool = False) -> list[jax.Array]:
+        """[region id, private and negotiation features (N, ·)]: the flat observation is
+        ``id ‖ shared ‖ the rest``. The id is one-hot (N, N), or ``compact`` binary (N, B), and
+        the compact observation's own economy (N, 13) is computed as the flat observation
+        computes those features (the public ones divided in float32, the private ones in the
+        env dtype), so each equals its flat counterpart bit for bit."""
         n = self.num_regions
         # The reference divides its private (scalar) features in float64 (NumPy-1 scalar promotion).
-        raw = jnp.stack([jnp.asarray(getattr(state, f)).astype(jnp.float32).astype(self.dtype) for f, _ in _PRIVATE], axis=1)
-        private = exact_divide(raw, np.asarray([NORMS[key] for _, key in _PRIVATE]))
-        parts = [jnp.eye(n, dtype=self.dtype), private]
+        private_fields = _COMPACT_PRIVATE if compact else _PRIVATE
+        raw = jnp.stack([jnp.asarray(getattr(state, f)).astype(jnp.float32).astype(self.dtype) for f, _ in private_fields], axis=1)
+        norms = np.asarray([NORMS[key] for _, key in private_fields])
+        if not compact:
+            parts = [jnp.eye(n, dtype=self.dtype), exact_divide(raw, norms)]
+        else:
+            public = jnp.stack([jnp.asarray(getattr(state, f)).astype(jnp.float32) for f, _ in _COMPACT_PUBLIC], axis=1)
+            public_norms = np.asarray([NORMS[key] for _, key in _COMPACT_PUBLIC], np.float32)
+            if self.dtype == jnp.float32:  # both halves are float32 divisions then: one division
+                own = exact_divide(jnp.concatenate([public, raw], axis=1), np.concatenate([public_norms, norms.astype(np.float32)]))
+            else:
+                own = jnp.concatenate([exact_divide(public, public_norms).astype(self.dtype), exact_divide(raw, norms)], axis=1)
+            parts = [jnp.asarray(binary_ids(n), self.dtype), own]
         negotiation = self.protocol.features(state.negotiation)
         if negotiation is not None:
             parts.append(jnp.asarray(negotiation).astype(self.dtype))
@@ -357,6 +407,29 @@ class RiceN(Environment[RiceState, RiceParams]):
         ``observation`` is (for parity tests and analysis)."""
         one_hot, *rest = self._own_features(state)
         return _columns([one_hot, self._shared_features(state), *rest], self.num_regions)
+
+    def observe_compact(self, state: RiceState) -> jax.Array:
+        """The compact (N, F) observation of ``state`` (docs/rice_n.md §9.3), whatever
+        ``observation`` is: binary id ‖ climate and counters ‖ every region's mitigation ‖ own
+        economy ‖ the protocol's features."""
+        ids, *rest = self._own_features(state, compact=True)
+        return _columns([ids, self._shared_features(state, compact=True), *rest], self.num_regions)
+
+    def feature_names(self) -> list[str]:
+        """The names of one region's features in the flat per-agent vector of this layout
+        (``"flat"`` and ``"factored"``: the reference's layout, §9.1; ``"compact"``: §9.3):
+        state fields, ``[j]`` the j-th region of the subset, ``time`` the env-step counter k
+        (/100), ``stage`` the negotiation stage, ``negotiation[m]`` the protocol's m-th feature."""
+        n = self.num_regions
+        counters = ["time"] + (["stage"] if self.negotiation_on else [])
+        if self.compact:
+            names = [f"id_bit[{b}]" for b in range(n.bit_length())] + list(_GLOBAL_NAMES) + counters
+            names += [f"mitigation[{j}]" for j in range(n)] + [f for f, _ in _COMPACT_PUBLIC + _COMPACT_PRIVATE]
+        else:
+            names = [f"one_hot[{j}]" for j in range(n)] + list(_GLOBAL_NAMES) + counters
+            names += [f"{f}[{j}]" for f, _ in _PUBLIC for j in range(n)] + [f"tariffs[{i},{j}]" for i in range(n) for j in range(n)]
+            names += [f for f, _ in _PRIVATE]
+        return names + [f"negotiation[{m}]" for m in range(self.obs_dim - len(names))]
 
     @property
     def capabilities(self) -> Capabilities:

@@ -50,19 +50,42 @@ def region_names() -> list[str]:
     return [name.removesuffix(".yml") for name in load_data()["region_order"]["index_to_yaml"]]
 
 
-def check_regions(regions: Sequence[int] | None) -> np.ndarray:
-    """Validate a region subset (indices 0..26, distinct, at least 2) -> int array."""
+#: What a region subset may be, for error messages.
+REGIONS_FORMS = f"a list of at least 2 distinct region indices 0..{NUM_REGIONS - 1}, e.g. [0,5,12,20] or 0,5,12,20"
+
+
+def parse_regions(regions: Any) -> Any:
+    """A comma-separated string of region indices (``"0,5,12,20"``, as ``--env-set
+    regions=0,5,12,20`` passes it; ``"[0, 5, 12, 20]"`` too) -> a list of ints; anything else
+    as it is. A string that is not such a list is refused, naming the accepted forms."""
+    if not isinstance(regions, str):
+        return regions
+    text = regions.strip()
+    if len(text) >= 2 and text[0] + text[-1] in ("[]", "()"):
+        text = text[1:-1]
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError(f"rice-n regions must be {REGIONS_FORMS}; got {regions!r}") from None
+
+
+def check_regions(regions: Sequence[int] | str | None) -> np.ndarray:
+    """Validate a region subset (indices 0..26, distinct, at least 2; a list, tuple, array or
+    comma-separated string, :func:`parse_regions`) -> int array."""
     if regions is None:
         return np.arange(NUM_REGIONS)
+    regions = parse_regions(regions)
     try:
         ids = np.asarray(list(regions))
     except TypeError:
-        raise ValueError(f"rice-n regions must be a sequence of region indices 0..{NUM_REGIONS - 1}, got {regions!r}") from None
+        raise ValueError(f"rice-n regions must be {REGIONS_FORMS}; got {regions!r}") from None
     if ids.ndim != 1 or ids.size < 2 or not np.issubdtype(ids.dtype, np.integer):
-        raise ValueError(f"rice-n regions must be at least 2 integer region indices in 0..{NUM_REGIONS - 1}, got {regions!r}")
+        raise ValueError(f"rice-n regions must be {REGIONS_FORMS}; got {regions!r}")
     unknown = [int(i) for i in ids if not 0 <= i < NUM_REGIONS]
     if unknown:
-        raise ValueError(f"rice-n regions: unknown region ids {unknown}; valid ids are 0..{NUM_REGIONS - 1} (paper Table 1 ID − 1)")
+        raise ValueError(
+            f"rice-n regions: unknown region ids {unknown}; valid ids are 0..{NUM_REGIONS - 1} (paper Table 1 ID − 1), e.g. [0,5,12,20] or 0,5,12,20"
+        )
     if len(set(ids.tolist())) != ids.size:
         raise ValueError(f"rice-n regions must be distinct, got {ids.tolist()}")
     return ids.astype(np.int64)

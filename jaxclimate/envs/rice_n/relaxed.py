@@ -4,7 +4,8 @@ planner (``jaxclimate.envs.rice_n.planner``), as a closed-loop environment that 
 learners (``--algo apg``) can differentiate through.
 
 What it keeps of RICE-N: the state, the dynamics of one activity step (``dynamics.activity_step``
-with the chosen climate module), the observation (the flat layout of protocol ``none``), the
+with the chosen climate module), the observation (the flat layout of protocol ``none``, or the
+compact one: ``observation="compact"``), the
 reward U_i and the 20-step episode. What it relaxes: the 10 discrete levels of s and μ become
 the interval [0, 1] (level k of RICE-N is the rate k/10, so every discrete policy is one of
 these). What it drops: trade and tariffs — every export limit, import bid and tariff is 0, as
@@ -32,15 +33,27 @@ from jaxclimate.envs.rice_n.env import GROUP, RiceN
 from jaxclimate.envs.rice_n.evaluation import history_arrays
 from jaxclimate.envs.rice_n.params import RiceParams
 
+#: The observation layouts of the relaxation: per-region arrays (its learners take no factored ones).
+RATES_OBSERVATION_LAYOUTS = ("flat", "compact")
+
 
 class RiceNRates(Relaxation):
     """RICE-N with continuous (s, μ) actions, (N, 2) in [0, 1]; see the module docstring.
-    ``regions``, ``dtype``, ``num_activity_steps`` and ``climate`` are :class:`RiceN`'s."""
+    ``regions``, ``dtype``, ``num_activity_steps`` and ``climate`` are :class:`RiceN`'s, and
+    ``observation`` its ``"flat"`` (default) or ``"compact"`` layout (docs/rice_n.md §9.3)."""
 
-    def __init__(self, regions: Sequence[int] | None = None, dtype: Any = "float32", num_activity_steps: int = 20, climate: Any = "dice"):
-        super().__init__(
-            RiceN(regions=regions, dtype=dtype, num_activity_steps=num_activity_steps, climate=climate), Box(0.0, 1.0, (2,), dtype=jnp.float32)
-        )
+    def __init__(
+        self,
+        regions: Sequence[int] | str | None = None,
+        dtype: Any = "float32",
+        num_activity_steps: int = 20,
+        climate: Any = "dice",
+        observation: str = "flat",
+    ):
+        if observation not in RATES_OBSERVATION_LAYOUTS:
+            raise ValueError(f"RiceNRates.observation must be one of {RATES_OBSERVATION_LAYOUTS}, got {observation!r}")
+        base = RiceN(regions=regions, dtype=dtype, num_activity_steps=num_activity_steps, climate=climate, observation=observation)
+        super().__init__(base, Box(0.0, 1.0, (2,), dtype=jnp.float32))
         self.regions, self.num_regions, self.dtype = self.base.regions, self.base.num_regions, self.base.dtype
         self.num_activity_steps = self.episode_length = self.base.num_activity_steps
         self.climate, self.climate_name = self.base.climate, self.base.climate_name

@@ -68,7 +68,7 @@ def test_bad_input_errors():
     with pytest.raises(ValueError, match="num_activity_steps"):
         RiceN(num_activity_steps=0)
     with pytest.raises(ValueError, match="RiceN.observation must be one of"):
-        RiceN(observation="compact")
+        RiceN(observation="cubic")
     env = RiceN(regions=SMALL)
     _, state = env.reset(jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match=r"actions\['regions'\] must have shape"):

@@ -13,6 +13,7 @@ import pytest
 from jaxclimate import evaluate, make, train
 from jaxclimate.envs.rice_n import evaluation as ev
 from jaxclimate.envs.rice_n.report import RiceNReport
+from jaxclimate.run import make_run
 
 
 def test_summary_scores_each_seeds_episode_as_the_competition(x64, tmp_path):
@@ -73,7 +74,7 @@ def test_ippo_trains_on_the_factored_observation_unless_told_otherwise(tmp_path,
     options = train.build_options([a for a in base if a != "--quiet"])
     assert options.env_overrides["observation"] == "factored"
     assert "observation=factored by default" in capsys.readouterr().err  # said once, where the run starts
-    env, *_ = train.make_run(options)
+    env, *_ = make_run(options)
     assert isinstance(env.observation_space(), FactoredBox)
     assert train.build_options(base + ["--env-set", "observation=flat"]).env_overrides["observation"] == "flat"
     assert report_for("rice-n-rates").env_defaults(get_algorithm("ippo")) == {}  # one flat layout only
