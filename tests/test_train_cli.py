@@ -202,7 +202,7 @@ def test_gpu_presets_fill_an_accelerator_with_the_same_updates(monkeypatch):
 
 BAD_FLAGS = [
     (["--env-set", "damage_coefficient=abc"], "parameter damage_coefficient must be a number"),
-    (["--algo", "ddpg"], "--algo ddpg on climate-mitigation-i: ddpg needs a bounded 1-D Box action space"),
+    (["--algo", "ddpg"], "--algo ddpg needs a bounded 1-D Box action space; climate-mitigation-i"),
     (["--fed", "5"], "--fed does not apply to ippo"),
     (["--set", "gamma=2"], "IPPOConfig.gamma must be in [0, 1]"),
     (["--seeds", "0"], "--seeds must be >= 1"),

@@ -189,7 +189,7 @@ def _check_environment(env, env_params, algo: str, uncertainty: str | None, allo
     and compiled steps (no host round trip per step) unless allowed."""
     refusal = why_not(algo, env, env_params)
     if refusal is not None:
-        raise RunError("algo", f"{algo} on {env.name}: {refusal}", " ")
+        raise RunError("algo", refusal, " ")  # "--algo ddpg needs …; <env>'s … act in …"
     if uncertainty is not None:
         try:
             uncertainty_of(env, uncertainty).check(env_params)
@@ -212,7 +212,7 @@ def _checked_config(algorithm, config: dict[str, Any], env, env_params) -> dict[
         raise RunError(None, str(err)) from None
     refusal = why_not(algorithm.name, env, env_params, built)
     if refusal is not None:
-        raise RunError("algo", f"{algorithm.name} on {env.name}: {refusal}", " ")
+        raise RunError("algo", refusal, " ")
     host_devices = len(jax.local_devices()) if jax.default_backend() == "cpu" else 0
     if config.get("network") in ("lstm", "gru") and host_devices > 1:
         raise RunError(None, RECURRENT_ON_HOST_DEVICES.format(n=host_devices))
