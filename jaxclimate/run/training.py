@@ -114,7 +114,7 @@ def train(options: RunOptions, *, progress_fn: ProgressFn | None = None, stop_af
                 + (f"continue with: python -m jaxclimate.train --resume {run_dir}" if resumable else "no checkpoint yet: start again")
             )
         return {"interrupted": True, "chunks_done": outcome.chunks_done, "state": outcome.state}
-    host_state = outcome.state
+    host_state = placement.to_host(outcome.state)  # every process's copy of the whole state (several processes: gathered)
     if not writer:
         return {"process": jax.process_index(), "devices": placement.num_devices, "state": host_state}
     devices = {"count": placement.num_devices, "processes": jax.process_count(), "kind": placement.mesh.devices.flat[0].device_kind}
