@@ -73,6 +73,11 @@ def key_value(text: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+def add_key_value_flag(parser: argparse.ArgumentParser, flag: str, help: str) -> None:
+    """A repeatable ``FLAG KEY=VALUE`` (``--set``, ``--env-set``, …): a list of ``(key, value)``."""
+    parser.add_argument(flag, action="append", default=[], type=key_value, metavar="KEY=VALUE", help=help)
+
+
 def add_cache_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-compile-cache", action="store_true", help="do not read or write JAX's persistent compilation cache (~/.cache/jaxclimate/xla)"

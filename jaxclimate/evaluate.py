@@ -33,7 +33,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from jaxclimate._cli import OneLineParser, guarded, key_value
+from jaxclimate._cli import OneLineParser, add_key_value_flag, guarded
 
 PROG = "python -m jaxclimate.evaluate"
 
@@ -134,14 +134,7 @@ def make_parser() -> OneLineParser:
     parser = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0], formatter_class=_raw(), epilog=__doc__.split("\n\n", 1)[1])
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR", help="run directories of python -m jaxclimate.train")
     parser.add_argument("--episodes", type=int, default=8, help="episodes per seed (default 8)")
-    parser.add_argument(
-        "--env-set",
-        action="append",
-        default=[],
-        type=key_value,
-        metavar="KEY=VALUE",
-        help="an environment parameter to change (dotted for a nested one, e.g. negotiation.bca_rate=0.5)",
-    )
+    add_key_value_flag(parser, "--env-set", "an environment parameter to change (dotted for a nested one, e.g. negotiation.bca_rate=0.5)")
     parser.add_argument(
         "--sample",
         action="store_true",

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from jaxclimate._cli import OneLineParser, add_cache_flag, add_distributed_flags, key_value
+from jaxclimate._cli import OneLineParser, add_cache_flag, add_distributed_flags, add_key_value_flag
 
 #: flags that say how this session runs, not what the run is: a resumed run takes them anew
 SESSION_FLAGS = {"resume", "quiet", "no_plots", "no_compile_cache", "coordinator", "num_processes", "process_id", "cpu_processes", "list"}
@@ -53,25 +53,11 @@ def make_parser(prog: str = DEFAULT_PROG, doc: str | None = None) -> argparse.Ar
     parser.add_argument("--num-envs", type=int, help="parallel environments per seed")
     parser.add_argument("--network", choices=["mlp", "lstm", "gru"], help="actor-critic network (IPPO)")
     parser.add_argument("--fed", type=int, metavar="K", help="federated averaging every K episodes, 0 = never (ddpg/td3/tqc)")
-    parser.add_argument(
-        "--set", action="append", default=[], type=key_value, metavar="KEY=VALUE", help="algorithm config field override (repeatable)"
+    add_key_value_flag(parser, "--set", "algorithm config field override (repeatable)")
+    add_key_value_flag(
+        parser, "--env-set", "environment parameter or constructor option override (dotted for a nested parameter, e.g. negotiation.bca_rate=0.5)"
     )
-    parser.add_argument(
-        "--env-set",
-        action="append",
-        default=[],
-        type=key_value,
-        metavar="KEY=VALUE",
-        help="environment parameter or constructor option override (dotted for a nested parameter, e.g. negotiation.bca_rate=0.5)",
-    )
-    parser.add_argument(
-        "--rollout-set",
-        action="append",
-        default=[],
-        type=key_value,
-        metavar="KEY=VALUE",
-        help="rollout option of the environment's training report (invest-esg: seed_years, seed_companies, ...)",
-    )
+    add_key_value_flag(parser, "--rollout-set", "rollout option of the environment's training report (invest-esg: seed_years, seed_companies, ...)")
     parser.add_argument("--chunks", type=int, default=20, help="compiled chunks the run is split into (progress granularity; default 20)")
     parser.add_argument("--checkpoint-every", type=int, default=5, help="checkpoint every N chunks (default 5; always at the end)")
     parser.add_argument("--reservoir", type=int, default=2000, help="climate game: training episodes kept per seed for the consistency replay")

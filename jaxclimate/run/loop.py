@@ -122,3 +122,25 @@ def save_interrupted(state: Any, chunks_done: int, checkpoint: Any, to_host: Cal
 
 def donated(tree: Any) -> bool:
     return any(getattr(x, "is_deleted", lambda: False)() for x in jax.tree_util.tree_leaves(tree))
+
+
+def stopped_early(outcome: Outcome, chunks: int, resume: str, writer: bool) -> dict[str, Any] | None:
+    """The result of a loop that stopped before its end, with its one line said (the
+    non-finite quantity, or where it stopped and ``resume``, the command that continues it);
+    None where it ran to the end."""
+    if outcome.non_finite:
+        print(outcome.non_finite, file=sys.stderr)
+        return {"non_finite": outcome.non_finite, "chunks_done": outcome.chunks_done}
+    if not outcome.interrupted:
+        return None
+    if writer:
+        resumable = outcome.state is not None or outcome.chunks_done > 0
+        print(
+            f"stopped after {outcome.chunks_done}/{chunks} chunks; " + (f"continue with: {resume}" if resumable else "no checkpoint yet: start again")
+        )
+    return {"interrupted": True, "chunks_done": outcome.chunks_done, "state": outcome.state}
+
+
+def devices_record(placement: Any) -> dict[str, Any]:
+    """The devices a run used, as its summary records them."""
+    return {"count": placement.num_devices, "processes": jax.process_count(), "kind": placement.mesh.devices.flat[0].device_kind}

@@ -25,7 +25,7 @@ from jaxclimate._io import atomic_savez, atomic_write_text
 from jaxclimate.reporting import nan_mean, over_seeds
 from jaxclimate.run.assemble import make_run
 from jaxclimate.run.finish import progress_bar
-from jaxclimate.run.loop import checked_updates, chunk_sizes, run_chunks
+from jaxclimate.run.loop import checked_updates, chunk_sizes, devices_record, run_chunks, stopped_early
 from jaxclimate.run.values import parse_value
 from jaxclimate.run_options import RunOptions
 
@@ -132,13 +132,9 @@ def run_sweep(options: RunOptions, key: str, texts: list[str], *, stop_after_chu
                 atomic_savez(chunks_dir / f"{chunk:05d}.npz", **rows)
             bar.update(sizes[chunk] * config.steps_per_update * runs)
 
-        def program(rs, n):
-            hp, params = per_run_hp, per_run_params  # fixed for the sweep: not donated
-            return runner(rs, hp, params, placement.shared(np.int32(n)))
-
         wall = time.perf_counter()
         outcome = run_chunks(
-            program,
+            lambda rs, n: runner(rs, per_run_hp, per_run_params, placement.shared(np.int32(n))),
             state,
             sizes,
             start=done,
@@ -152,22 +148,14 @@ def run_sweep(options: RunOptions, key: str, texts: list[str], *, stop_after_chu
         bar.close()
     finally:
         ckpt.close()
-    if outcome.non_finite:
-        print(outcome.non_finite, file=sys.stderr)
-        return {"non_finite": outcome.non_finite, "chunks_done": outcome.chunks_done}
-    if outcome.interrupted:
-        if writer:
-            print(f"stopped after {outcome.chunks_done}/{len(sizes)} chunks; continue with: python -m jaxclimate.sweep --resume {out}")
-        return {"interrupted": True, "chunks_done": outcome.chunks_done}
+    early = stopped_early(outcome, len(sizes), f"python -m jaxclimate.sweep --resume {out}", writer)
+    if early is not None:
+        return {k: v for k, v in early.items() if k != "state"}  # the sweep's state stays in its checkpoint
     wall = time.perf_counter() - wall
     chunks = [dict(np.load(chunks_dir / f"{c:05d}.npz")) for c in range(len(sizes))]
     metrics = _nested({name: np.concatenate([c[name] for c in chunks], axis=1) for name in chunks[0]})  # (runs, updates, ...)
     result = summarize(env, key, where, values, seeds, metrics, config.steps_per_update)
-    result.update(
-        options=options.recorded(),
-        wall_seconds_last_session=wall,
-        devices={"count": placement.num_devices, "processes": jax.process_count(), "kind": placement.mesh.devices.flat[0].device_kind},
-    )
+    result.update(options=options.recorded(), wall_seconds_last_session=wall, devices=devices_record(placement))
     if writer:
         atomic_write_text(out / "sweep.json", json.dumps(result, indent=2) + "\n")
         atomic_write_text(out / "sweep.md", table(result) + "\n")

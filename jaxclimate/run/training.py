@@ -25,7 +25,7 @@ from jaxclimate._xla import use_cpu_safe_xla_flags
 from jaxclimate.loggers import MetricsSink
 from jaxclimate.run.assemble import make_run, resolved_config, steps_line
 from jaxclimate.run.finish import finish, metric_lines, progress_bar
-from jaxclimate.run.loop import checked_updates, chunk_sizes, run_chunks
+from jaxclimate.run.loop import checked_updates, chunk_sizes, devices_record, run_chunks, stopped_early
 from jaxclimate.run_options import RunOptions
 
 #: ``progress_fn(row)``: called with each finished chunk's last metrics row (a dict as in metrics.jsonl)
@@ -102,23 +102,15 @@ def train(options: RunOptions, *, progress_fn: ProgressFn | None = None, stop_af
         sink.close()
     finally:
         ckpt.close()
-    if outcome.non_finite:
-        print(outcome.non_finite, file=sys.stderr)
-        return {"non_finite": outcome.non_finite, "chunks_done": outcome.chunks_done}
-    if outcome.interrupted:
-        if writer:
-            _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[: outcome.chunks_done]))
-            resumable = outcome.state is not None or outcome.chunks_done > 0
-            print(
-                f"stopped after {outcome.chunks_done}/{len(sizes)} chunks; "
-                + (f"continue with: python -m jaxclimate.train --resume {run_dir}" if resumable else "no checkpoint yet: start again")
-            )
-        return {"interrupted": True, "chunks_done": outcome.chunks_done, "state": outcome.state}
+    if outcome.interrupted and writer:  # the metrics end at the kept chunk
+        _truncate_metrics(run_dir / "metrics.jsonl", sum(sizes[: outcome.chunks_done]))
+    early = stopped_early(outcome, len(sizes), f"python -m jaxclimate.train --resume {run_dir}", writer)
+    if early is not None:
+        return early
     host_state = placement.to_host(outcome.state)  # every process's copy of the whole state (several processes: gathered)
     if not writer:
         return {"process": jax.process_index(), "devices": placement.num_devices, "state": host_state}
-    devices = {"count": placement.num_devices, "processes": jax.process_count(), "kind": placement.mesh.devices.flat[0].device_kind}
-    summary = finish(env, env_params, trainer, host_state, options, run_dir, elapsed, report, devices)
+    summary = finish(env, env_params, trainer, host_state, options, run_dir, elapsed, report, devices_record(placement))
     summary["state"] = host_state
     return summary
 
