@@ -164,9 +164,3 @@ def wait_for(children: list[subprocess.Popen], failed: bool) -> int:
             child.terminate()
         codes.append(child.wait())
     return next((c for c in codes if c), 0)
-
-
-def existing_folder_or_none(parser: argparse.ArgumentParser, flag: str, path: Path | None) -> None:
-    """Refuse, naming ``flag``, a path that exists and is not a folder."""
-    if path is not None and path.exists() and not path.is_dir():
-        parser.error(f"{flag}: {path} is a file, not a folder")
