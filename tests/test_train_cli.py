@@ -54,6 +54,9 @@ def test_resume_gives_the_uninterrupted_result(whole, tmp_path):
     assert lines_whole == lines_part and len(lines_whole) == 8
     summary = json.loads((part_dir / "summary.json").read_text())
     assert summary["updates"] == 8 and summary["env_steps_per_seed"] == 8 * 4 * 35
+    # both programs' compile seconds are recorded; the training program's is part of the session's wall time
+    assert set(summary["compile_seconds"]) == {"init", "training"} and min(summary["compile_seconds"].values()) > 0
+    assert summary["compile_seconds"]["training"] < summary["wall_seconds_this_session"]
     # killed before its first checkpoint (a preempted job restarted with --resume): from the beginning
     killed = tmp_path / "killed"
     killed.mkdir()

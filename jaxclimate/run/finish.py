@@ -49,8 +49,12 @@ def progress_bar(desc: str, updates: int, updates_done: int, steps_per_update: i
     return bar
 
 
-def finish(env, env_params, trainer, state, options: RunOptions, run_dir: Path, elapsed: float, report, devices: dict) -> dict[str, Any]:
-    """The finished run's summary (``summary.json``), printed, with the environment's plots."""
+def finish(
+    env, env_params, trainer, state, options: RunOptions, run_dir: Path, elapsed: float, report, devices: dict, compile_seconds: dict | None = None
+) -> dict[str, Any]:
+    """The finished run's summary (``summary.json``), printed, with the environment's plots.
+    ``elapsed``: this session's seconds from the training program's compile to the last chunk;
+    ``compile_seconds``: the two programs' compile seconds (``init``, ``training``)."""
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
     last = rows[-5:]
     summary: dict[str, Any] = {
@@ -62,6 +66,7 @@ def finish(env, env_params, trainer, state, options: RunOptions, run_dir: Path, 
         "updates": len(rows),
         "env_steps_per_seed": rows[-1]["env_steps"],
         "wall_seconds_this_session": elapsed,
+        "compile_seconds": compile_seconds or {},
         "device": devices["kind"],
         "devices": devices,
         "final_return": {g: nan_mean([r[g]["episode_return"] for r in last], axis=(0, 1)).tolist() for g in env.agents},
@@ -78,11 +83,16 @@ def finish(env, env_params, trainer, state, options: RunOptions, run_dir: Path, 
     return summary
 
 
+def _compiled(summary: dict) -> str:
+    seconds = summary.get("compile_seconds") or {}
+    return f" (compiling: {', '.join(f'{name} {s:.1f} s' for name, s in seconds.items())})" if seconds else ""
+
+
 def print_summary(summary: dict, env, report) -> None:
     trained_under = f", trained under the {summary['uncertainty']!r} uncertainty" if summary.get("uncertainty") else ""
     print(
         f"\n{summary['env']} ({summary['algo']}): {summary['updates']} updates, {summary['env_steps_per_seed']:,} env steps per "
-        f"seed, {summary['seeds']} seed(s){trained_under}, {summary['wall_seconds_this_session']:.1f} s"
+        f"seed, {summary['seeds']} seed(s){trained_under}, {summary['wall_seconds_this_session']:.1f} s{_compiled(summary)}"
     )
     for group, returns in summary["final_return"].items():
         if np.isnan(returns).all():  # episodes longer than the updates' rollouts, or too few updates

@@ -65,14 +65,19 @@ def train(options: RunOptions, *, progress_fn: ProgressFn | None = None, stop_af
     sizes = chunk_sizes(config.num_updates, options.chunks)
     ckpt = Checkpointer(run_dir / "checkpoints")
     try:
+        compile_start = time.perf_counter()
         state = init.lower().compile()(keys)
+        compile_seconds = {"init": time.perf_counter() - compile_start}
         done = 0
         if options.resume:
             state, done = _resume(state, ckpt, placement, sizes, config.steps_per_update, run_dir, writer)
         length = max(sizes)  # one program for every chunk size (they differ by one update at most)
-        runner = placement.compile(lambda rs, n: checked_updates(trainer.run, rs, n, length), donate=True, num_shared=1)
         steps_per_update = config.steps_per_update * options.seeds
         bar = progress_bar(f"{options.algo.upper()} {env.name}", config.num_updates, sum(sizes[:done]), steps_per_update, quiet)
+        wall = time.perf_counter()
+        runner = placement.compile(lambda rs, n: checked_updates(trainer.run, rs, n, length), donate=True, num_shared=1)
+        runner = runner.lower(state, placement.shared(np.int32(length))).compile()  # ahead of time: its seconds are recorded
+        compile_seconds["training"] = time.perf_counter() - wall
         sink = MetricsSink(run_dir, options, writer)
 
         def on_chunk(chunk: int, metrics: Any) -> None:
@@ -85,7 +90,6 @@ def train(options: RunOptions, *, progress_fn: ProgressFn | None = None, stop_af
             if progress_fn is not None:
                 progress_fn(last)
 
-        wall = time.perf_counter()
         outcome = run_chunks(
             lambda s, n: runner(s, placement.shared(np.int32(n))),
             state,
@@ -110,7 +114,7 @@ def train(options: RunOptions, *, progress_fn: ProgressFn | None = None, stop_af
     host_state = placement.to_host(outcome.state)  # every process's copy of the whole state (several processes: gathered)
     if not writer:
         return {"process": jax.process_index(), "devices": placement.num_devices, "state": host_state}
-    summary = finish(env, env_params, trainer, host_state, options, run_dir, elapsed, report, devices_record(placement))
+    summary = finish(env, env_params, trainer, host_state, options, run_dir, elapsed, report, devices_record(placement), compile_seconds)
     summary["state"] = host_state
     return summary
 
