@@ -44,13 +44,27 @@ FIT = [
     "-m", "jaxclimate.climate.fit", "--model", "gru", "--init-from", "shipped:gru", "--schedule", "cosine", "--lr", "1e-4",
     "--epochs", "1500", "--steps-per-epoch", "200", "--val-samples", "20000", "--early-stop-patience", "2000",
 ]  # fmt: skip
-STAGES = {  # stage -> (run folder under WORK, where it is committed, fit's arguments besides --data/--extra-data/--run-dir)
-    4: ("RUN4", SAVED, FIT),
-    5: ("RUN5", SAVED / "stage5", [
-        "-m", "jaxclimate.climate.fit", "--model", "gru", "--init-from", str(WORK / "RUN4"), "--schedule", "cosine",
-        "--lr", "3e-5", "--epochs", "250", "--steps-per-epoch", "200", "--val-samples", "20000", "--early-stop-patience", "2000",
-    ]),
-}  # fmt: skip
+TRAINED = WORK / "trained"  # IPPO runs on the climate game whose visited episodes are data (trajectories.npz)
+TRAINED_RUNS = {  # run name -> (scenario, network, first seed, seeds): seeds 0-3 for training, 100-101 held out
+    f"{use}_{scenario}_{network}": (scenario, network, first, seeds)
+    for use, first, seeds in (("train", 0, 4), ("heldout", 100, 2))
+    for scenario in ("i", "ii")
+    for network in ("mlp", "gru")
+}
+
+
+def _fine_tune(start_from: str, lr: str, epochs: str) -> list[str]:
+    return [
+        "-m", "jaxclimate.climate.fit", "--model", "gru", "--init-from", start_from, "--schedule", "cosine", "--lr", lr,
+        "--epochs", epochs, "--steps-per-epoch", "200", "--val-samples", "20000", "--early-stop-patience", "2000",
+    ]  # fmt: skip
+
+
+STAGES = {  # stage -> (run folder under WORK, where it is committed, extra data under WORK, fit's arguments besides --data/--extra-data/--run-dir)
+    4: ("RUN4", SAVED, "EXTRA40k", FIT),
+    5: ("RUN5", SAVED / "stage5", "EXTRA40k", _fine_tune(str(WORK / "RUN4"), "3e-5", "250")),
+    6: ("RUN6", SAVED / "stage6", "EXTRA72k", _fine_tune(str(WORK / "RUN5"), "3e-5", "250")),
+}
 CURRENT = 5
 
 
@@ -65,9 +79,25 @@ def _python(args: list[str], log: Path | None = None, background: bool = False, 
     return subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
+def trained_runs(core: int = 0) -> list[Path]:
+    """Train the IPPO runs whose episodes (the reservoir of 2,000 per seed each run keeps, over
+    its whole training) join the data: the paper's preset, 4 seeds each of MLP and GRU policies
+    per scenario for training, 2 more seeds each held out for evaluation. ~1-2 min a run on one
+    core; each is skipped where its trajectories exist (the same command gives the same run)."""
+    files = []
+    for name, (scenario, network, first, seeds) in TRAINED_RUNS.items():
+        run = TRAINED / name
+        if not (run / "trajectories.npz").exists():
+            shutil.rmtree(run, ignore_errors=True)
+            args = ["-m", "jaxclimate.train", "--env", f"climate-mitigation-{scenario}", "--preset", "paper", "--network", network]
+            _python([*args, "--seeds", str(seeds), "--seed", str(first), "--run-dir", str(run), "--no-plots", "--quiet"], core=core)
+        files.append(run / "trajectories.npz")
+    return files
+
+
 def _restore(stage: int) -> Path:
     """The stage's run folder, from the committed checkpoint where this machine has none."""
-    folder, saved, _ = STAGES[stage]
+    folder, saved, _, _ = STAGES[stage]
     run = WORK / folder
     if not (run / "checkpoints").exists() and (saved / "checkpoints").exists():
         run.mkdir(parents=True, exist_ok=True)
@@ -77,20 +107,30 @@ def _restore(stage: int) -> Path:
     return run
 
 
+def _extra_data(name: str) -> Path:
+    """An extra training set, made where missing: EXTRA40k the random and scripted paths,
+    EXTRA72k those and the episodes of the training IPPO runs (:func:`trained_runs`)."""
+    out = WORK / name
+    if not (out / "manifest.json").exists():
+        trained = [] if name == "EXTRA40k" else [str(f) for f in trained_runs() if f.parent.name.startswith("train_")]
+        _python([*EXTRA, "--out", str(out), *(["--trajectories", *trained] if trained else [])])
+    return out
+
+
+def _fit_command(stage: int, run: Path) -> list[str]:
+    _, _, extra, args = STAGES[stage]
+    return [*args, "--data", str(WORK / "DATA"), "--extra-data", str(_extra_data(extra)), "--run-dir", str(run)]
+
+
 def start() -> None:
     """Make what is missing (the data are deterministic: the same command gives the same files),
     put the committed checkpoints in place, and start the current stage's ``fit`` in the background."""
     WORK.mkdir(parents=True, exist_ok=True)
-    data, extra = WORK / "DATA", WORK / "EXTRA40k"
-    if not (data / "manifest.json").exists():
-        _python([*DATA, "--out", str(data)])
-    if not (extra / "manifest.json").exists():
-        _python([*EXTRA, "--out", str(extra)])
-    for stage in STAGES:
-        run = _restore(stage)
-    args = STAGES[CURRENT][2]
-    proc = _python([*args, "--data", str(data), "--extra-data", str(extra), "--run-dir", str(run)], WORK / "fit.log", background=True)
-    print(f"stage {CURRENT}: fit started (pid {proc.pid}) in {run}; log {WORK / 'fit.log'}")
+    if not (WORK / "DATA" / "manifest.json").exists():
+        _python([*DATA, "--out", str(WORK / "DATA")])
+    runs = {stage: _restore(stage) for stage in STAGES}
+    proc = _python(_fit_command(CURRENT, runs[CURRENT]), WORK / "fit.log", background=True)
+    print(f"stage {CURRENT}: fit started (pid {proc.pid}) in {runs[CURRENT]}; log {WORK / 'fit.log'}")
 
 
 def _metrics(stage: int) -> list[dict]:
@@ -111,7 +151,7 @@ def status() -> dict:
 def save() -> None:
     """Each stage's latest checkpoint (~1 MB: parameters, best parameters, Adam's moments,
     schedule) and metrics, into the repository, replacing the last session's; then the curves."""
-    for stage, (folder, saved, _) in STAGES.items():
+    for stage, (folder, saved, _, _) in STAGES.items():
         run = WORK / folder
         if not (run / "checkpoints").exists():
             continue
@@ -132,12 +172,12 @@ EVALUATIONS = SAVED / "evaluations.jsonl"
 
 def _lineage_steps(stage: int) -> int:
     """Optimizer steps behind the weights a stage started from: stage 4 starts from the shipped
-    weights, stage 5 from stage 4's best epoch."""
+    weights, each later stage from the best epoch of the one before."""
     if stage == 4:
         return STAGE3_STEPS
-    rows = _metrics(4)
+    rows = _metrics(stage - 1)
     best = min(rows, key=lambda r: r["val_rmse"])
-    return STAGE3_STEPS + sum(r["steps"] for r in rows[: best["epoch"]])
+    return _lineage_steps(stage - 1) + sum(r["steps"] for r in rows[: best["epoch"]])
 
 
 def evaluate(stage: int, trajectories: list[Path]) -> dict:
@@ -146,8 +186,9 @@ def evaluate(stage: int, trajectories: list[Path]) -> dict:
     paper's test split) and replayed on the held-out policy paths (``surrogate_policy_error.py``,
     seed 1, plus ``trajectories``: trained-policy episodes never used in training); one line
     appended to ``evaluations.jsonl``. Runs on core 0 while the training goes on on core 1."""
-    folder, _, args = STAGES[stage]
-    run, copy, export = WORK / folder, WORK / f"eval{stage}", WORK / f"export{stage}"
+    if stage == 3:
+        return _evaluate_shipped(trajectories)
+    run, copy, export = WORK / STAGES[stage][0], WORK / f"eval{stage}", WORK / f"export{stage}"
     rows = _metrics(stage)
     if not rows:
         raise SystemExit(f"stage {stage} has no epochs yet")
@@ -155,8 +196,7 @@ def evaluate(stage: int, trajectories: list[Path]) -> dict:
         shutil.rmtree(path, ignore_errors=True)
     shutil.copytree(run, copy)
     epoch = max(int(p.name) for p in (copy / "checkpoints").iterdir() if p.name.isdigit())
-    data = ["--data", str(WORK / "DATA"), "--extra-data", str(WORK / "EXTRA40k")]
-    _python([*args, *data, "--run-dir", str(copy), "--stop-after-epochs", str(epoch), "--export", str(export)], core=0)
+    _python([*_fit_command(stage, copy), "--stop-after-epochs", str(epoch), "--export", str(export)], core=0)
     final = json.loads((copy / "final_metrics.json").read_text())
     policy_out = WORK / f"policy_error{stage}.json"
     replay = [str(ROOT / "baselines" / "surrogate_policy_error.py"), "--weights", str(export), "--name", "gru", "--out", str(policy_out)]
@@ -171,38 +211,107 @@ def evaluate(stage: int, trajectories: list[Path]) -> dict:
         "passes": steps * 512 / TRAIN_WINDOWS,
         "val_rmse": final["val_rmse"],
         "test_rmse": final["test_rmse"],
+        "paper_split_rmse": paper_split_rmse(export),
         "policy_paths": json.loads(policy_out.read_text())["rows"],
     }
+    return _record(record)
+
+
+def paper_split_rmse(weights: Path | None) -> dict[str, float]:
+    """RMSE of the weights (``None``: the shipped ones) on each of the paper's splits, the
+    training split without the extra paths: a training RMSE far below the test RMSE says the
+    gap is the data (generalisation), one near it says capacity or optimisation."""
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
+        os.sched_setaffinity(0, {0})  # before JAX starts its threads: core 1 trains
+    import jax
+
+    from jaxclimate.climate import dataset, fit
+    from jaxclimate.climate import surrogate as sg
+    from jaxclimate.climate.weights_io import load_surrogate
+
+    surrogate = load_surrogate("gru", weights)
+    prepared = fit.prepare(dataset.load_dataset(WORK / "DATA"))
+    evaluate = fit.make_evaluate(sg.build_model(surrogate.config), prepared)
+    params = jax.tree_util.tree_map(jax.numpy.asarray, surrogate.params)
+    return {split: float(evaluate(params, *fit.all_samples(ids))[0]) for split, ids in prepared.splits.items()}
+
+
+def _record(record: dict) -> dict:
     with open(EVALUATIONS, "a") as f:
         f.write(json.dumps(record) + "\n")
     print(json.dumps({k: v for k, v in record.items() if k != "policy_paths"}, indent=2))
     return record
 
 
+def _evaluate_shipped(trajectories: list[Path]) -> dict:
+    """Stage 3, the shipped weights, on the same held-out paths (the test RMSE from their card)."""
+    card = json.loads((ROOT / "jaxclimate" / "climate" / "weights" / "gru.json").read_text())
+    policy_out = WORK / "policy_error3.json"
+    replay = [str(ROOT / "baselines" / "surrogate_policy_error.py"), "--name", "gru", "--out", str(policy_out)]
+    _python(replay + (["--trajectories", *map(str, trajectories)] if trajectories else []), core=0)
+    record = {"stage": 3, "epoch": None, "best_epoch": None, "steps": STAGE3_STEPS, "passes": STAGE3_STEPS * 512 / TRAIN_WINDOWS}
+    record |= {"val_rmse": card["metrics"]["val_rmse"], "test_rmse": card["metrics"]["test_rmse"], "paper_split_rmse": paper_split_rmse(None)}
+    return _record(record | {"policy_paths": json.loads(policy_out.read_text())["rows"]})
+
+
 PAPER_TEST_RMSE, SHIPPED_TEST_RMSE = 3.7e-4, 1.101e-3  # Table 1 (GRU); the shipped weights (gru.json card)
 STAGE3_STEPS = 75_200  # optimizer steps behind the shipped weights (stages 1-3 of the card)
 
 
+def pooled_rmse(rows: dict, prefix: str) -> float:
+    """RMSE pooled over the episode-years of every source whose label starts with ``prefix``."""
+    picked = [r for label, r in rows.items() if label.startswith(prefix)]
+    return (sum(r["rmse_K"] ** 2 * r["episodes"] for r in picked) / sum(r["episodes"] for r in picked)) ** 0.5 if picked else float("nan")
+
+
+PAPER_POLICY_RMSE = {"i": 3.9e-4, "ii": 2.0e-4}  # Table 1 (GRU), replayed policy trajectories
+
+
 def plot() -> None:
-    """Validation and training RMSE against optimizer steps, every stage, into curves.png."""
+    """Left: validation and training RMSE against optimizer steps, every stage. Right: the
+    evaluations (test RMSE, held-out policy paths) against passes. Into curves.png."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, (ax, ev) = plt.subplots(1, 2, figsize=(12, 4.5))
     for stage in STAGES:
         rows = _metrics(stage)
         if not rows:
             continue
         start = _lineage_steps(stage)
         steps = [start + sum(r["steps"] for r in rows[: i + 1]) for i in range(len(rows))]
-        ax.plot(steps, [r["val_rmse"] for r in rows], lw=0.8, label=f"stage {stage}: validation")
+        ax.plot(steps, [r["val_rmse"] for r in rows], lw=0.8, label=f"stage {stage}: validation (20k windows)")
         ax.plot(steps, [r["train_rmse"] for r in rows], lw=0.8, alpha=0.6, label=f"stage {stage}: training batches")
     ax.axhline(PAPER_TEST_RMSE, color="k", ls="--", lw=0.8, label="paper test RMSE (Table 1, GRU)")
     ax.axhline(SHIPPED_TEST_RMSE, color="grey", ls=":", lw=0.8, label="shipped weights, test RMSE")
-    ax.set(yscale="log", xlabel="optimizer steps (batch 512) since the first stage", ylabel="RMSE (K)", title="GRU surrogate: stages 4-5")
+    ax.set(yscale="log", xlabel="optimizer steps (batch 512) since the first stage", ylabel="RMSE (K)", title="GRU surrogate: training")
     ax.legend(fontsize=7)
+    records = (
+        sorted((json.loads(line) for line in EVALUATIONS.read_text().splitlines() if line.strip()), key=lambda r: r["passes"])
+        if EVALUATIONS.exists()
+        else []
+    )
+    if records:
+        passes = [r["passes"] for r in records]
+        ev.plot(passes, [r["test_rmse"] for r in records], "o-k", label="test split (paper protocol)")
+        for scenario, colour in (("i", "tab:blue"), ("ii", "tab:orange")):
+            ev.plot(
+                passes,
+                [pooled_rmse(r["policy_paths"], f"{scenario}/") for r in records],
+                "s-",
+                color=colour,
+                label=f"({scenario}) random + scripted paths",
+            )
+            trained = [pooled_rmse(r["policy_paths"], f"trained: heldout_{scenario}_") for r in records]
+            ev.plot(passes, trained, "^--", color=colour, label=f"({scenario}) trained IPPO episodes")
+            ev.axhline(PAPER_POLICY_RMSE[scenario], color=colour, ls=":", lw=0.8, label=f"paper ({scenario}) policy paths")
+        ev.axhline(PAPER_TEST_RMSE, color="k", ls=":", lw=0.8, label="paper test RMSE")
+        for r in records:
+            ev.annotate(f"stage {r['stage']}", (r["passes"], r["test_rmse"]), fontsize=7, xytext=(3, 4), textcoords="offset points")
+        ev.set(yscale="log", xlabel=f"passes (samples seen / {TRAIN_WINDOWS:,} paper training windows)", ylabel="RMSE (K)", title="held-out error")
+        ev.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(SAVED / "curves.png", dpi=110)
     print(f"curves: {SAVED / 'curves.png'}")
@@ -210,11 +319,17 @@ def plot() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["start", "status", "save", "plot", "evaluate"])
-    parser.add_argument("--stage", type=int, default=CURRENT, choices=sorted(STAGES), help="evaluate: which stage's best weights")
+    parser.add_argument("command", choices=["start", "status", "save", "plot", "evaluate", "trained"])
+    parser.add_argument(
+        "--stage", type=int, default=CURRENT, choices=[3, *sorted(STAGES)], help="evaluate: which stage's best weights (3: the shipped ones)"
+    )
     parser.add_argument("--trajectories", type=Path, nargs="*", default=[], help="evaluate: trained-policy episodes (trajectories.npz)")
     args = parser.parse_args(argv)
-    if args.command == "evaluate":
+    if args.command == "evaluate" and not args.trajectories:  # the held-out trained-policy runs, where made
+        args.trajectories = [f for name in TRAINED_RUNS if name.startswith("heldout") and (f := TRAINED / name / "trajectories.npz").exists()]
+    if args.command == "trained":
+        print("\n".join(map(str, trained_runs())))
+    elif args.command == "evaluate":
         evaluate(args.stage, args.trajectories)
     elif args.command == "start":
         start()

@@ -15,9 +15,13 @@ Policy families (each episode draws its own parameters from its key):
 * ``random``: every country and lever has its own categorical distribution over the three
   levels (Dirichlet(0.5) draws: from nearly deterministic to uniform), sampled every year;
 * ``scripted``: every country holds constant levels and switches to new ones at a random
-  year (piecewise constant policies, e.g. "full energy effort from 2030").
+  year (piecewise constant policies, e.g. "full energy effort from 2030");
+* trained policies: the episodes a training run visited (``--trajectories
+  RUN/trajectories.npz``, the uniform reservoir ``python -m jaxclimate.train`` keeps on the
+  climate game), each file one source named ``trained: RUN``.
 
     python -m jaxclimate.climate.policy_data --out data/policy10k --episodes 10000
+    python -m jaxclimate.climate.policy_data --out data/mixed --episodes 100 --trajectories runs/*/trajectories.npz
 
 The 2016..2065 path of an episode (35 decisions + the 15 look-ahead years) is continued to
 2075 at baseline growth (it cannot affect the earlier years) and 2015 is SSP2-4.5.
@@ -105,17 +109,38 @@ def source_paths(episodes: int, *, seed: int = 0, scenarios=SCENARIOS, policies=
     return {f"{scenario}/{policy}": episode_paths(scenario, policy, key(scenario, policy), episodes) for scenario in scenarios for policy in policies}
 
 
-def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=POLICIES, seed: int = 0) -> Path:
-    """``episodes`` paths per (scenario, policy) pair with their CICERO-SCM temperatures,
-    written as one dataset chunk with a manifest. Regenerating with the same arguments gives
-    the same file (keys from ``seed``)."""
+def trained_paths(trajectories) -> dict[str, np.ndarray]:
+    """``"trained: RUN"`` -> (episodes, 50, 5) global emission paths 2016..2065 of each
+    ``RUN/trajectories.npz`` (written by ``python -m jaxclimate.train`` on the climate game)."""
+    sources = {}
+    for path in map(Path, trajectories):
+        if not path.is_file():
+            raise ValueError(f"trajectories: {path} is not a file (a run's trajectories.npz from python -m jaxclimate.train)")
+        with np.load(path) as f:
+            if "emissions" not in f or f["emissions"].ndim != 3 or f["emissions"].shape[1:] != (50, 5) or int(f["first_year"]) != 2016:
+                raise ValueError(f"trajectories: {path} holds no (episodes, 50, 5) emission paths from 2016 (a climate-game run's trajectories.npz)")
+            paths = np.asarray(f["emissions"], np.float64)
+        label = f"trained: {path.parent.name}"
+        if label in sources:
+            raise ValueError(f"trajectories: two files of runs named {path.parent.name!r}; each run is one source")
+        sources[label] = paths
+    return sources
+
+
+def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=POLICIES, seed: int = 0, trajectories=()) -> Path:
+    """``episodes`` paths per (scenario, policy) pair, then every episode of ``trajectories``
+    (:func:`trained_paths`), with their CICERO-SCM temperatures, written as one dataset chunk
+    with a manifest. Regenerating with the same arguments gives the same file (keys from
+    ``seed``)."""
     from jaxclimate.climate import cicero_jax
 
-    if episodes < 1:
-        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    if episodes < 0 or (episodes == 0 and not trajectories):
+        raise ValueError(f"episodes must be >= 1 (or 0 with trajectories), got {episodes}")
+    trained = trained_paths(trajectories)  # checked before anything is written
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    by_source = source_paths(episodes, seed=seed, scenarios=scenarios, policies=policies)
+    by_source = source_paths(episodes, seed=seed, scenarios=scenarios, policies=policies) if episodes else {}
+    by_source.update(trained)
     sources = [label for label, paths in by_source.items() for _ in range(len(paths))]
     emissions = cicero.oracle_inputs(np.concatenate(list(by_source.values())))  # (n, 61, 5) for 2015..2075
     dT = cicero_jax.run_batch(emissions)
@@ -129,6 +154,7 @@ def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=PO
         "scenarios": list(scenarios),
         "policies": list(policies),
         "seed": seed,
+        "trained": {label: len(paths) for label, paths in trained.items()},
         "oracle": {"engine": "jaxclimate.climate.cicero_jax (float64)", "output": "dT_glob_air (K, raw, 1900..2075)"},
         "arrays": {
             "seeds": "(n,) int64",
@@ -149,14 +175,17 @@ def main(argv=None) -> int:
     p.add_argument("--scenarios", nargs="+", default=list(SCENARIOS), choices=SCENARIOS)
     p.add_argument("--policies", nargs="+", default=list(POLICIES), choices=POLICIES)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--trajectories", type=Path, nargs="*", default=[], help="trained-policy episodes: RUN/trajectories.npz of python -m jaxclimate.train runs"
+    )
     args = p.parse_args(argv)
     start = time.perf_counter()
     try:
-        generate(args.out, args.episodes, scenarios=args.scenarios, policies=args.policies, seed=args.seed)
+        out = generate(args.out, args.episodes, scenarios=args.scenarios, policies=args.policies, seed=args.seed, trajectories=args.trajectories)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    total = args.episodes * len(args.scenarios) * len(args.policies)
+    total = json.loads((out / "manifest.json").read_text())["num_scenarios"]
     print(f"{total} policy-induced paths in {args.out} ({time.perf_counter() - start:.1f} s)")
     return 0
 

@@ -29,6 +29,32 @@ def test_policy_paths_are_game_paths_with_oracle_temperatures(tmp_path):
         policy_data.episode_paths("i", "greedy", jax.random.PRNGKey(0), 2)
 
 
+def test_trained_policy_episodes_join_as_their_own_source(tmp_path):
+    """A run's trajectories.npz (the game's float32 emission paths) becomes a source named after
+    the run, its 2016..2065 rows kept exactly, with the oracle's temperatures."""
+    paths = policy_data.episode_paths("i", "scripted", jax.random.PRNGKey(3), 2).astype(np.float32)
+    run = tmp_path / "ii_mlp"
+    run.mkdir()
+    np.savez(run / "trajectories.npz", emissions=paths, temperatures=np.zeros((2, 50), np.float32), first_year=np.asarray(2016))
+    out = policy_data.generate(tmp_path / "data", 1, scenarios=("ii",), policies=("random",), trajectories=[run / "trajectories.npz"])
+    data = dataset.load_dataset(out)
+    assert data["manifest"]["trained"] == {"trained: ii_mlp": 2} and data["emissions"].shape == (3, 61, 5)
+    with np.load(out / "chunk_00000.npz") as f:
+        assert list(f["sources"]) == ["ii/random", "trained: ii_mlp", "trained: ii_mlp"]
+    np.testing.assert_array_equal(data["emissions"][1:, 1:51], paths.astype(np.float64))
+    from jaxclimate.climate import cicero_jax
+
+    np.testing.assert_allclose(data["dT"][1:], cicero_jax.run_batch(cicero.oracle_inputs(paths.astype(np.float64))), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="is not a file"):
+        policy_data.generate(tmp_path / "bad", 0, trajectories=[tmp_path / "nope.npz"])
+    np.savez(run / "wrong.npz", emissions=np.zeros((2, 35, 5)), first_year=np.asarray(2016))
+    with pytest.raises(ValueError, match=r"no \(episodes, 50, 5\) emission paths"):
+        policy_data.generate(tmp_path / "bad", 0, trajectories=[run / "wrong.npz"])
+    with pytest.raises(ValueError, match="episodes must be >= 1"):
+        policy_data.generate(tmp_path / "bad", 0)
+    assert not (tmp_path / "bad").exists()  # refused before anything is written
+
+
 def test_extra_data_joins_the_training_split_only():
     rng = np.random.default_rng(0)
 
