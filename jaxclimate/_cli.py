@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 #: the exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it
 INTERRUPTED = 130
@@ -34,12 +34,15 @@ class OneLineParser(argparse.ArgumentParser):
 NATIVE_IMPORTS = ("jax", "orbax.checkpoint")
 
 
-def guarded(main: Callable[[], int | None], what: str) -> int:
-    """Run ``main`` and return its exit status; Ctrl-C at any moment ends it with one line
-    (``what``: the command, as the line names it). ``main`` says itself what was kept."""
+def guarded(main: Callable[[], Any], what: str) -> int:
+    """Run ``main`` and return its exit status: what it returns where that is an int, else 0
+    (a baseline's ``main`` returns its results, for the callers that import it); Ctrl-C at
+    any moment ends it with one line (``what``: the command, as the line names it). ``main``
+    says itself what was kept."""
     try:
         _import_holding_interrupts(NATIVE_IMPORTS)
-        return int(main() or 0)
+        status = main()
+        return status if isinstance(status, int) else 0
     except KeyboardInterrupt:
         _quiet_line(f"\n{what}: interrupted")
         return INTERRUPTED

@@ -22,3 +22,13 @@ def test_a_command_passes_its_options_on(command, capsys):
         cli.main([command, "--help"])
     assert exit_.value.code == 0
     assert "--" in capsys.readouterr().out  # the command's own option list
+
+
+def test_guarded_exits_0_after_a_main_that_returns_its_results():
+    """A baseline's ``main`` returns its results (a dict) for the callers that import it; run
+    as a script it still exits 0, and a command's own exit status passes through."""
+    from jaxclimate._cli import guarded
+
+    assert guarded(lambda: {"rows": [1, 2]}, "baselines/x.py") == 0
+    assert guarded(lambda: None, "x") == 0
+    assert guarded(lambda: 2, "x") == 2
