@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -86,8 +87,9 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
     stages = _training_stages(dataclasses.asdict(fit_config), defaults, result["metrics"]["epochs"])
     # the runs this one was fine-tuned from, each with the epochs it ran
     card["earlier_training"] = [{**cfg, "epochs_run": epochs} for cfg, epochs in stages[:-1]]
-    extra_data = [cfg["extra_data"] for cfg, _ in stages if cfg.get("extra_data")]
-    card["regenerate"] += [_policy_data_command(Path(extra_data[-1]))] if extra_data else []
+    extras = _extra_data_commands(stages, fit_config)
+    card["extra_data_commands"] = [commands for _, commands in extras.values()]
+    card["regenerate"] += [command for _, commands in extras.values() for command in commands]
     card["regenerate"] += [
         _fit_command(
             cfg,
@@ -96,6 +98,7 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
             run_dir=f"RUN{i}" if i < len(stages) - 1 else "RUN",
             init_from=f"RUN{i - 1}" if i else None,
             export="jaxclimate/climate/weights" if i == len(stages) - 1 else None,
+            extra=extras[cfg["extra_data"]][0] if cfg.get("extra_data") else None,
         )
         for i, (cfg, epochs) in enumerate(stages)
     ]
@@ -149,11 +152,58 @@ def _training_stages(config: dict, defaults: dict, epochs_run: int) -> list[tupl
         run = Path(stages[0][0]["init_from"])
         try:
             cfg = {**defaults, **json.loads((run / "fit_config.json").read_text())}
-            epochs = json.loads((run / "final_metrics.json").read_text())["epochs"]
+            epochs = _epochs_run(run)
         except (OSError, ValueError, KeyError):
             break  # the earlier run is gone: the card keeps what is known
         stages.insert(0, (cfg, int(epochs)))
     return stages
+
+
+def _epochs_run(run: Path) -> int:
+    """Epochs an earlier run ran: its final metrics, or where it has none (a run that goes on
+    in the background, stopped where its best weights were taken) its per-epoch lines."""
+    if (run / "final_metrics.json").exists():
+        return int(json.loads((run / "final_metrics.json").read_text())["epochs"])
+    return sum(1 for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip())
+
+
+def _extra_data_commands(stages: list[tuple[dict, int]], fit_config: Any) -> dict[str, tuple[str, list[str]]]:
+    """Each extra training set the stages used, in order -> (its name in the commands: EXTRA,
+    EXTRA2, ...; the commands that make it). A folder that is gone (an earlier session's) takes
+    the commands the shipped card recorded for it, in the same order."""
+    folders = list(dict.fromkeys(cfg["extra_data"] for cfg, _ in stages if cfg.get("extra_data")))
+    recorded = _recorded_extra_commands(fit_config.init_from)
+    out = {}
+    for i, folder in enumerate(folders):
+        name = "EXTRA" if i == 0 else f"EXTRA{i + 1}"
+        commands = _policy_data_commands(Path(folder), name)
+        if commands is None:
+            commands = (
+                [_renamed_output(c, name) for c in recorded[i]] if i < len(recorded) else [f"python -m jaxclimate.climate.policy_data --out {name}"]
+            )
+        out[folder] = (name, commands)
+    return out
+
+
+def _recorded_extra_commands(init_from: str | None) -> list[list[str]]:
+    """The extra data commands of the shipped card a chain starts from (cards written before
+    ``extra_data_commands`` existed: their one ``policy_data`` line)."""
+    shipped = None
+    if init_from and str(init_from).startswith("shipped:"):
+        shipped = str(init_from).split(":", 1)[1]
+    elif init_from and (Path(init_from) / "fit_config.json").exists():
+        return _recorded_extra_commands(json.loads((Path(init_from) / "fit_config.json").read_text()).get("init_from"))
+    if shipped is None or not (shipped_weights_dir() / f"{shipped}.json").exists():
+        return []
+    card = json.loads((shipped_weights_dir() / f"{shipped}.json").read_text())
+    if "extra_data_commands" in card:
+        return card["extra_data_commands"]
+    return [[line] for line in card.get("regenerate", []) if line.startswith("python -m jaxclimate.climate.policy_data")]
+
+
+def _renamed_output(command: str, name: str) -> str:
+    """``command`` writing its output to ``name``."""
+    return re.sub(r"--out \S+", f"--out {name}", command)
 
 
 def _shipped_stages(name: str, defaults: dict) -> list[tuple[dict, int]]:
@@ -168,20 +218,27 @@ def _dataset_command(manifest: dict) -> str:
     return f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']}{engine} --out DATA"
 
 
-def _policy_data_command(folder: Path) -> str:
-    """The ``policy_data`` command that regenerates the extra (policy-induced) training data."""
+def _policy_data_commands(folder: Path, name: str) -> list[str] | None:
+    """The commands that regenerate an extra (policy-induced) training set as ``name``: its
+    trained-policy runs where it has them (``baselines/surrogate_long_run.py trained`` makes
+    them under ``trained/``), then ``policy_data``; ``None`` where the folder is gone."""
     try:
         manifest = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError):
-        return "python -m jaxclimate.climate.policy_data --out EXTRA"
-    return (
+        return None
+    trained = [label.split(": ", 1)[1] for label in manifest.get("trained", {})]
+    command = (
         f"python -m jaxclimate.climate.policy_data --seed {manifest['seed']} "
         f"--episodes {manifest['episodes_per_source']} --scenarios {' '.join(manifest['scenarios'])} "
-        f"--policies {' '.join(manifest['policies'])} --out EXTRA"
+        f"--policies {' '.join(manifest['policies'])} --out {name}"
     )
+    if not trained:
+        return [command]
+    runs = "python baselines/surrogate_long_run.py trained  # the IPPO runs whose visited episodes join, under trained/"
+    return [runs, command + " --trajectories " + " ".join(f"trained/{run}/trajectories.npz" for run in trained)]
 
 
-def _fit_command(cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from: str | None, export: str | None) -> str:
+def _fit_command(cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from: str | None, export: str | None, extra: str | None = None) -> str:
     """The ``fit`` command line that reproduces one training stage (flags only where ``cfg``
     differs from the ``FitConfig`` defaults)."""
     parts = [f"python -m jaxclimate.climate.fit --model {cfg['model']} --data DATA --run-dir {run_dir}"]
@@ -199,7 +256,7 @@ def _fit_command(cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from
         if cfg.get(key) is not None:
             parts.append(f"{flag} {cfg[key]}")
     if cfg.get("extra_data"):
-        parts.append("--extra-data EXTRA")
+        parts.append(f"--extra-data {extra or 'EXTRA'}")
     if export:
         parts.append(f"--export {export}")
     return " ".join(parts)

@@ -1,6 +1,7 @@
 """Surrogate architectures, the training loop (learning, LR schedule, exact resume) and
 weight files."""
 
+import dataclasses
 import json
 
 import jax
@@ -177,3 +178,39 @@ def test_weights_round_trip_and_mismatch(tiny_data, tmp_path):
         weights_io.load_surrogate("gru", tmp_path / "w")
     with pytest.raises(FileNotFoundError, match="no surrogate 'tcn'"):
         weights_io.load_surrogate("tcn", tmp_path / "w")
+
+
+def test_a_card_names_each_stages_extra_data_and_how_to_make_it(tmp_path):
+    """Stages on different extra training sets each get their own name and commands (trained
+    runs first where a set holds their episodes); an earlier run that goes on in the
+    background (no final metrics yet) counts the epochs its metrics record."""
+    defaults = dataclasses.asdict(fit.FitConfig())
+
+    def extra(name, trained=()):
+        folder = tmp_path / name
+        folder.mkdir()
+        manifest = {
+            "seed": 0,
+            "episodes_per_source": 7,
+            "scenarios": ["ii"],
+            "policies": ["random"],
+            "trained": {f"trained: {r}": 5 for r in trained},
+        }
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+        return str(folder)
+
+    first = tmp_path / "first"
+    first.mkdir()
+    (first / "fit_config.json").write_text(json.dumps({**defaults, "extra_data": extra("plain")}))
+    (first / "metrics.jsonl").write_text('{"epoch": 1}\n{"epoch": 2}\n{"epoch": 3}\n')
+    config = fit.FitConfig(init_from=str(first), extra_data=extra("mixed", trained=("train_ii_mlp",)))
+    stages = weights_io._training_stages(dataclasses.asdict(config), defaults, 4)
+    assert [epochs for _, epochs in stages] == [3, 4]
+    extras = weights_io._extra_data_commands(stages, config)
+    (name1, plain), (name2, mixed) = extras.values()
+    assert (name1, name2) == ("EXTRA", "EXTRA2")
+    assert plain == ["python -m jaxclimate.climate.policy_data --seed 0 --episodes 7 --scenarios ii --policies random --out EXTRA"]
+    assert mixed[0].startswith("python baselines/surrogate_long_run.py trained")
+    assert mixed[1].endswith("--out EXTRA2 --trajectories trained/train_ii_mlp/trajectories.npz")
+    fit_lines = [weights_io._fit_command(c, defaults, e, f"RUN{i}", None, None, extras[c["extra_data"]][0]) for i, (c, e) in enumerate(stages)]
+    assert fit_lines[0].endswith("--extra-data EXTRA") and fit_lines[1].endswith("--extra-data EXTRA2")
