@@ -258,6 +258,63 @@ PAPER_TEST_RMSE, SHIPPED_TEST_RMSE = 3.7e-4, 1.101e-3  # Table 1 (GRU); the ship
 STAGE3_STEPS = 75_200  # optimizer steps behind the shipped weights (stages 1-3 of the card)
 
 
+STAGE_NOTES = {  # what each stage did, for the shipped card's notes (stages 1-3 are on the card already)
+    4: "(4) From (3), on the paper's 20,000 scenarios plus 40,000 policy-induced paths (policy_data seed 0: 10,000 random "
+    "and 10,000 scripted per scenario), cosine decay from lr 1e-4 over 1,500 epochs of 200 steps, on one CPU core in the "
+    "background across sessions (~35 s an epoch), stopped after epoch {epochs}; its best validation epoch ({best}) starts (5).",
+    5: "(5) From (4)'s best, cosine decay from lr 3e-5 over 250 epochs of 200 steps on the same data.",
+    6: "(6) From (5)'s best, the same data plus 32,000 episodes visited by 16 IPPO policies trained on the game (MLP and GRU, "
+    "seeds 0-3, both scenarios, the paper's preset; baselines/surrogate_long_run.py trained), cosine decay from lr 3e-5 over 250 epochs.",
+}
+
+
+def _source_line(rows: dict, label: str) -> str:
+    r = rows[label]
+    return f"{label} {r['rmse_K']:.1e} K, tau {r['kendall_tau_T']:.3f}"
+
+
+def stage_notes(stage: int, record: dict) -> str:
+    """The card's notes for stages 4..``stage``, with ``record`` (its evaluation) in numbers."""
+    texts = []
+    for k in range(4, stage + 1):
+        rows = _metrics(k)
+        best = min(rows, key=lambda r: r["val_rmse"])
+        texts.append(STAGE_NOTES[k].format(epochs=len(rows), best=best["epoch"]))
+    rows = record["policy_paths"]
+    trained = {s: pooled_rmse(rows, f"trained: heldout_{s}_") for s in ("i", "ii")}
+    texts.append(
+        f"Exported at epoch {record['epoch']} of ({stage}) (best validation epoch {record['best_epoch']}; "
+        f"{record['steps']:,} steps of batch 512 in all, {record['passes']:.0f} passes over the paper's training windows). "
+        f"Paper-protocol test RMSE {SHIPPED_TEST_RMSE:.3e} -> {record['test_rmse']:.3e} K; on the paper's training split "
+        f"{record['paper_split_rmse']['train']:.2e} K, {record['paper_split_rmse']['train'] / PAPER_TEST_RMSE:.1f}x the paper's test RMSE: "
+        "the gap is mostly in fitting the training data (optimisation), not in generalising. "
+        "Held-out policy paths (policy_data seed 1, 2,500 per source, 2016-2065): "
+        + "; ".join(_source_line(rows, label) for label in ("i/random", "i/scripted", "ii/random", "ii/scripted"))
+        + f"; episodes of IPPO policies never used in training (seeds 100-101, MLP and GRU): (i) {trained['i']:.1e} K, "
+        f"(ii) {trained['ii']:.1e} K (baselines/surrogate_long_run.py evaluate; baselines/results/surrogate_long_run/evaluations.jsonl)."
+    )
+    return " ".join(texts)
+
+
+def ship(stage: int) -> None:
+    """The stage's evaluated weights (``evaluate`` exported them) become the shipped GRU: their
+    card (every stage's command, from the run folders) with the notes of stages 4..``stage``
+    added, and ``weights/README.md`` regenerated."""
+    from jaxclimate.climate.weights_io import write_weights_readme
+
+    records = [json.loads(line) for line in EVALUATIONS.read_text().splitlines() if line.strip()] if EVALUATIONS.exists() else []
+    record = next((r for r in reversed(records) if r["stage"] == stage), None)
+    export = WORK / f"export{stage}"
+    if record is None or not (export / "gru.json").exists():
+        raise SystemExit(f"stage {stage} is not evaluated on this machine: run evaluate --stage {stage} first")
+    shipped = ROOT / "jaxclimate" / "climate" / "weights"
+    card = json.loads((export / "gru.json").read_text())
+    card["notes"] = json.loads((shipped / "gru.json").read_text())["notes"] + " " + stage_notes(stage, record)
+    (shipped / "gru.json").write_text(json.dumps(card, indent=2) + "\n")
+    shutil.copy(export / "gru.msgpack", shipped / "gru.msgpack")
+    print(f"shipped stage {stage} (epoch {record['epoch']}): {write_weights_readme()}")
+
+
 def pooled_rmse(rows: dict, prefix: str) -> float:
     """RMSE pooled over the episode-years of every source whose label starts with ``prefix``."""
     picked = [r for label, r in rows.items() if label.startswith(prefix)]
@@ -319,7 +376,7 @@ def plot() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["start", "status", "save", "plot", "evaluate", "trained"])
+    parser.add_argument("command", choices=["start", "status", "save", "plot", "evaluate", "trained", "ship"])
     parser.add_argument(
         "--stage", type=int, default=CURRENT, choices=[3, *sorted(STAGES)], help="evaluate: which stage's best weights (3: the shipped ones)"
     )
@@ -329,6 +386,8 @@ def main(argv: list[str] | None = None) -> int:
         args.trajectories = [f for name in TRAINED_RUNS if name.startswith("heldout") and (f := TRAINED / name / "trajectories.npz").exists()]
     if args.command == "trained":
         print("\n".join(map(str, trained_runs())))
+    elif args.command == "ship":
+        ship(args.stage)
     elif args.command == "evaluate":
         evaluate(args.stage, args.trajectories)
     elif args.command == "start":
