@@ -296,6 +296,23 @@ def stage_notes(stage: int, record: dict) -> str:
     return " ".join(texts)
 
 
+def table() -> str:
+    """The evaluations as a markdown table (docs/climate_mitigation.md §5.6)."""
+    records = [json.loads(line) for line in EVALUATIONS.read_text().splitlines() if line.strip()]
+    head = "| weights | passes | test RMSE | paper train split | (i) random · τ | (i) scripted · τ | (ii) random · τ | (ii) scripted · τ | trained IPPO (i) | trained IPPO (ii) |"
+    lines = [head, "|---|" + "---:|" * 9]
+    for r in records:
+        rows = r["policy_paths"]
+        name = "shipped (stages 1–3)" if r["stage"] == 3 else f"stage {r['stage']}, epoch {r['best_epoch']}"
+        cells = [f"{rows[k]['rmse_K']:.1e} · {rows[k]['kendall_tau_T']:.3f}" for k in ("i/random", "i/scripted", "ii/random", "ii/scripted")]
+        trained = [f"{pooled_rmse(rows, f'trained: heldout_{s}_'):.1e}" for s in ("i", "ii")]
+        lines.append(
+            f"| {name} | {r['passes']:.0f} | {r['test_rmse']:.3e} | {r['paper_split_rmse']['train']:.2e} | " + " | ".join(cells + trained) + " |"
+        )
+    target = "| paper (Table 1, GRU) | ≤ 250 | 3.7e-4 | — | 3.9e-4 · 0.996 (trained policies) | | 2.0e-4 · 0.997 (trained policies) | | | |"
+    return "\n".join([*lines, target])
+
+
 def ship(stage: int) -> None:
     """The stage's evaluated weights (``evaluate`` exported them) become the shipped GRU: their
     card (every stage's command, from the run folders) with the notes of stages 4..``stage``
@@ -376,7 +393,7 @@ def plot() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["start", "status", "save", "plot", "evaluate", "trained", "ship"])
+    parser.add_argument("command", choices=["start", "status", "save", "plot", "evaluate", "trained", "ship", "table"])
     parser.add_argument(
         "--stage", type=int, default=CURRENT, choices=[3, *sorted(STAGES)], help="evaluate: which stage's best weights (3: the shipped ones)"
     )
@@ -386,6 +403,8 @@ def main(argv: list[str] | None = None) -> int:
         args.trajectories = [f for name in TRAINED_RUNS if name.startswith("heldout") and (f := TRAINED / name / "trajectories.npz").exists()]
     if args.command == "trained":
         print("\n".join(map(str, trained_runs())))
+    elif args.command == "table":
+        print(table())
     elif args.command == "ship":
         ship(args.stage)
     elif args.command == "evaluate":
