@@ -349,7 +349,7 @@ def plot() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax, ev) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, (ax, ev) = plt.subplots(1, 2, figsize=(14, 4.8))
     for stage in STAGES:
         rows = _metrics(stage)
         if not rows:
@@ -384,8 +384,9 @@ def plot() -> None:
         ev.axhline(PAPER_TEST_RMSE, color="k", ls=":", lw=0.8, label="paper test RMSE")
         for r in records:
             ev.annotate(f"stage {r['stage']}", (r["passes"], r["test_rmse"]), fontsize=7, xytext=(3, 4), textcoords="offset points")
+        ev.margins(x=0.12)
         ev.set(yscale="log", xlabel=f"passes (samples seen / {TRAIN_WINDOWS:,} paper training windows)", ylabel="RMSE (K)", title="held-out error")
-        ev.legend(fontsize=7)
+        ev.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
     fig.savefig(SAVED / "curves.png", dpi=110)
     print(f"curves: {SAVED / 'curves.png'}")
