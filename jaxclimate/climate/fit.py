@@ -65,6 +65,9 @@ class FitConfig:
     schedule: str = "plateau"  # "plateau" (the authors') or "cosine" (per epoch, over max_epochs)
     init_from: str | None = None  # a run directory whose best weights start this run, or "shipped:<name>"
     extra_data: str | None = None  # a dataset folder whose scenarios join the training split only
+    # the share of each batch drawn from extra_data's scenarios (None: uniformly over the joined
+    # training split, so a large extra set crowds out the paper's scenarios)
+    extra_fraction: float | None = None
 
     def __post_init__(self) -> None:
         checks = {
@@ -78,10 +81,12 @@ class FitConfig:
             "early_stop_patience": self.early_stop_patience >= 1,
             "val_samples": self.val_samples is None or self.val_samples >= 1,
             "schedule": self.schedule in ("plateau", "cosine"),
+            "extra_fraction": self.extra_fraction is None or (0 < self.extra_fraction < 1 and self.extra_data is not None),
         }
         bad = [k for k, ok in checks.items() if not ok]
         if bad:
-            raise ValueError(f"invalid FitConfig field(s) {bad}: {[getattr(self, k) for k in bad]}")
+            hint = " (extra_fraction: in (0, 1), with extra_data)" if "extra_fraction" in bad else ""
+            raise ValueError(f"invalid FitConfig field(s) {bad}: {[getattr(self, k) for k in bad]}{hint}")
         sg.SurrogateConfig.paper(self.model)  # validates the model kind
 
 
@@ -93,6 +98,7 @@ class PreparedData:
     mean: np.ndarray
     std: np.ndarray
     window_index: jax.Array  # (61, 66)
+    extra_start: int | None = None  # scenario ids from here on are the extra data's (None: no extra data)
 
 
 def prepare(data: dict[str, np.ndarray], split_seed: int = 0, window: int = ds.WINDOW, extra: dict[str, np.ndarray] | None = None) -> PreparedData:
@@ -110,7 +116,8 @@ def prepare(data: dict[str, np.ndarray], split_seed: int = 0, window: int = ds.W
     full = ds.scenarios.full_history(data["emissions"])
     histories = ((full - mean) / std).astype(np.float32)
     targets = data["dT"][:, ds.FIRST_TARGET_INDEX : ds.FIRST_TARGET_INDEX + ds.N_TARGETS].astype(np.float32)
-    return PreparedData(jnp.asarray(histories), jnp.asarray(targets), splits, mean, std, jnp.asarray(ds.window_indices(window)))
+    extra_start = n if extra is not None else None
+    return PreparedData(jnp.asarray(histories), jnp.asarray(targets), splits, mean, std, jnp.asarray(ds.window_indices(window)), extra_start)
 
 
 def gather_windows(data: PreparedData, scenario: jax.Array, target: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -128,14 +135,36 @@ def mse_loss(model, params, x: jax.Array, y: jax.Array) -> jax.Array:
     return jnp.mean((sg.apply(model.config, params, x) - y) ** 2)
 
 
-def make_train_epoch(model, optimizer, data: PreparedData, batch_size: int, steps: int):
-    """Jitted: (params, opt_state, key) -> (params, opt_state, mean train loss) over ``steps``."""
-    train_ids = jnp.asarray(data.splits["train"])
+def batch_scenarios(key: jax.Array, groups: list[jax.Array], sizes: list[int]) -> jax.Array:
+    """Scenario ids of one batch: ``sizes[i]`` drawn uniformly (with replacement) from
+    ``groups[i]``, each group from its own key."""
+    keys = jax.random.split(key, len(groups))
+    return jnp.concatenate([ids[jax.random.randint(k, (size,), 0, len(ids))] for k, ids, size in zip(keys, groups, sizes)])
+
+
+def make_train_epoch(model, optimizer, data: PreparedData, batch_size: int, steps: int, extra_fraction: float | None = None):
+    """Jitted: (params, opt_state, key) -> (params, opt_state, mean train loss) over ``steps``.
+    ``extra_fraction``: that share of every batch comes from the extra data's scenarios, the
+    rest from the paper's (else every batch is drawn from the joined training split)."""
+    train_ids = np.asarray(data.splits["train"])
+    if extra_fraction is None:
+        joined = jnp.asarray(train_ids)
+
+        def train_ids_of(key):
+            return joined[jax.random.randint(key, (batch_size,), 0, len(joined))]
+    else:
+        if data.extra_start is None:
+            raise ValueError("FitConfig.extra_fraction needs extra data (extra_data)")
+        n_extra = int(round(batch_size * extra_fraction))
+        groups = [jnp.asarray(train_ids[train_ids < data.extra_start]), jnp.asarray(train_ids[train_ids >= data.extra_start])]
+
+        def train_ids_of(key):
+            return batch_scenarios(key, groups, [batch_size - n_extra, n_extra])
 
     def step(carry, key):
         params, opt_state = carry
         k_s, k_t = jax.random.split(key)
-        s = train_ids[jax.random.randint(k_s, (batch_size,), 0, len(train_ids))]
+        s = train_ids_of(k_s)
         t = jax.random.randint(k_t, (batch_size,), 0, ds.N_TARGETS)
         x, y = gather_windows(data, s, t)
         loss, grads = jax.value_and_grad(lambda p: mse_loss(model, p, x, y))(params)
@@ -261,7 +290,7 @@ def fit(
         print(f"resuming {run_dir} after epoch {int(state['epoch'])}", file=sys.stderr)
     n_train = len(prepared.splits["train"]) * ds.N_TARGETS
     steps = config.steps_per_epoch or max(1, n_train // config.batch_size)
-    train_epoch = make_train_epoch(model, optimizer, prepared, config.batch_size, steps)
+    train_epoch = make_train_epoch(model, optimizer, prepared, config.batch_size, steps, config.extra_fraction)
     evaluate = make_evaluate(model, prepared)
     val_s, val_t = _validation_samples(prepared, config)
     start = time.perf_counter()
@@ -383,6 +412,12 @@ def main(argv=None) -> int:
     p.add_argument(
         "--extra-data", type=Path, default=None, help="a dataset folder (e.g. from jaxclimate.climate.policy_data) added to the training split only"
     )
+    p.add_argument(
+        "--extra-fraction",
+        type=float,
+        default=None,
+        help="share of every batch drawn from --extra-data's scenarios, the rest from the paper's (default: uniform over both)",
+    )
     p.add_argument("--time-budget", type=float, default=None, help="minutes; stop cleanly after this")
     p.add_argument(
         "--early-stop-patience",
@@ -406,6 +441,7 @@ def main(argv=None) -> int:
             early_stop_patience=args.early_stop_patience,
             init_from=None if args.init_from is None else str(args.init_from),
             extra_data=None if args.extra_data is None else str(args.extra_data),
+            extra_fraction=args.extra_fraction,
         )
         data = ds.load_dataset(args.data)
     except (ValueError, FileNotFoundError) as err:

@@ -257,6 +257,8 @@ def _fit_command(cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from
             parts.append(f"{flag} {cfg[key]}")
     if cfg.get("extra_data"):
         parts.append(f"--extra-data {extra or 'EXTRA'}")
+    if cfg.get("extra_fraction") is not None:
+        parts.append(f"--extra-fraction {cfg['extra_fraction']}")
     if export:
         parts.append(f"--export {export}")
     return " ".join(parts)

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -69,6 +70,24 @@ def test_extra_data_joins_the_training_split_only():
     np.testing.assert_array_equal(mixed.mean, plain.mean)
     np.testing.assert_array_equal(mixed.std, plain.std)
     np.testing.assert_allclose(np.asarray(mixed.targets[20:]), extra["dT"][:, 115:176].astype(np.float32))
+
+
+def test_extra_fraction_fixes_each_batchs_share_of_extra_paths():
+    """--extra-fraction: the paper's scenarios keep their share of every batch however large
+    the extra set is; asked for without extra data, it is refused by name."""
+    paper, extra = jnp.arange(10), 100 + jnp.arange(5)
+    ids = np.asarray(fit.batch_scenarios(jax.random.PRNGKey(0), [paper, extra], [3, 5]))
+    assert ids.shape == (8,) and np.all(ids[:3] < 10) and np.all(ids[3:] >= 100)
+    assert len(set(ids[3:])) > 1  # drawn, not repeated
+    with pytest.raises(ValueError, match=r"extra_fraction.*with extra_data"):
+        fit.FitConfig(extra_fraction=0.5)
+    with pytest.raises(ValueError, match="extra_fraction"):
+        fit.FitConfig(extra_fraction=1.0, extra_data="EXTRA")
+    rng = np.random.default_rng(0)
+    data = {"seeds": np.arange(20), "emissions": rng.uniform(1, 2, (20, 61, 5)), "dT": rng.normal(size=(20, 176))}
+    assert fit.prepare(data).extra_start is None and fit.prepare(data, extra=data).extra_start == 20
+    with pytest.raises(ValueError, match="extra_fraction needs extra data"):
+        fit.make_train_epoch(None, None, fit.prepare(data), 8, 1, extra_fraction=0.5)
 
 
 def test_shipped_weights_can_start_a_run():
