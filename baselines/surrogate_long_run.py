@@ -304,7 +304,7 @@ def table() -> str:
     lines = [head, "|---|" + "---:|" * 9]
     for r in records:
         rows = r["policy_paths"]
-        name = "shipped (stages 1–3)" if r["stage"] == 3 else f"stage {r['stage']}, epoch {r['best_epoch']}"
+        name = "stage 3 (shipped before stage 5)" if r["stage"] == 3 else f"stage {r['stage']}, epoch {r['best_epoch']}"
         cells = [f"{rows[k]['rmse_K']:.1e} · {rows[k]['kendall_tau_T']:.3f}" for k in ("i/random", "i/scripted", "ii/random", "ii/scripted")]
         trained = [f"{pooled_rmse(rows, f'trained: heldout_{s}_'):.1e}" for s in ("i", "ii")]
         lines.append(
