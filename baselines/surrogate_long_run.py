@@ -17,11 +17,18 @@ around 1.2e-3 for the first epochs, above the shipped weights' 1.16e-3, and the 
 patience of 30 epochs ended the first attempt after 31 (its checkpoint continued, with only the
 patience changed).
 
-Stage 5 (the one ``start`` runs now): stage 4 stayed on its noise floor at lr ~1e-4 (best
-validation RMSE 1.048e-3 K at epoch 172 of 181; the epochs' values scatter 1.05-1.6e-3), so
-it tests whether the decay is what is missing: from stage 4's best weights, cosine decay from
-lr 3e-5 to 0 over 250 epochs (50,000 steps, ~30 passes), the same data and splits.
-``plot`` draws both stages' curves into ``curves.png``.
+Stage 5: stage 4 stayed on its noise floor at lr ~1e-4 (best validation RMSE 1.048e-3 K at
+epoch 172 of 181; the epochs' values scatter 1.05-1.6e-3), so it tested whether the decay is
+what is missing: from stage 4's best weights, cosine decay from lr 3e-5 to 0 over 250 epochs
+(50,000 steps, ~30 passes), the same data and splits. Its weights of epoch 183 ship.
+
+Stage 6 (the one ``start`` runs now): from stage 5's best, the same data plus the episodes of
+16 trained IPPO policies (``trained``), half of every batch from the paper's scenarios.
+
+    python baselines/surrogate_long_run.py evaluate --stage K   # test split, held-out policy paths
+    python baselines/surrogate_long_run.py table                # the evaluations as markdown
+    python baselines/surrogate_long_run.py ship --stage K       # an evaluated stage becomes the shipped GRU
+    python baselines/surrogate_long_run.py plot                 # curves.png: training and evaluations
 """
 
 from __future__ import annotations
@@ -65,7 +72,7 @@ STAGES = {  # stage -> (run folder under WORK, where it is committed, extra data
     5: ("RUN5", SAVED / "stage5", "EXTRA40k", _fine_tune(str(WORK / "RUN4"), "3e-5", "250")),
     6: ("RUN6", SAVED / "stage6", "EXTRA72k", _fine_tune(str(WORK / "RUN5"), "3e-5", "250", "--extra-fraction", "0.5")),
 }
-CURRENT = 5
+CURRENT = 6
 
 
 def _python(args: list[str], log: Path | None = None, background: bool = False, core: int = 1) -> subprocess.Popen | None:
