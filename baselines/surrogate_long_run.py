@@ -73,6 +73,9 @@ STAGES = {  # stage -> (run folder under WORK, where it is committed, extra data
     6: ("RUN6", SAVED / "stage6", "EXTRA72k", _fine_tune(str(WORK / "RUN5"), "3e-5", "250", "--extra-fraction", "0.5")),
 }
 CURRENT = 6
+#: what a run folder keeps beside its checkpoints (init_card.json: the card of the shipped weights
+#: stage 4 started from, stage 3's; recovered from git for the run begun before fit kept it)
+RUN_FILES = ("metrics.jsonl", "fit_config.json", "final_metrics.json", "init_card.json")
 
 
 def _python(args: list[str], log: Path | None = None, background: bool = False, core: int = 1) -> subprocess.Popen | None:
@@ -86,20 +89,24 @@ def _python(args: list[str], log: Path | None = None, background: bool = False, 
     return subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def trained_runs(core: int = 0) -> list[Path]:
+def trained_files(use: str) -> list[Path]:
+    """The trajectories files of the IPPO runs for ``use`` ("train" or "heldout")."""
+    return [TRAINED / name / "trajectories.npz" for name in TRAINED_RUNS if name.startswith(f"{use}_")]
+
+
+def trained_runs(use: str | None = None, core: int = 0) -> list[Path]:
     """Train the IPPO runs whose episodes (the reservoir of 2,000 per seed each run keeps, over
     its whole training) join the data: the paper's preset, 4 seeds each of MLP and GRU policies
     per scenario for training, 2 more seeds each held out for evaluation. ~1-2 min a run on one
-    core; each is skipped where its trajectories exist (the same command gives the same run)."""
-    files = []
+    core; each is skipped where its trajectories exist (the same command gives the same run).
+    Returns the trajectories files of ``use`` ("train", "heldout"; None: every run)."""
     for name, (scenario, network, first, seeds) in TRAINED_RUNS.items():
         run = TRAINED / name
         if not (run / "trajectories.npz").exists():
             shutil.rmtree(run, ignore_errors=True)
             args = ["-m", "jaxclimate.train", "--env", f"climate-mitigation-{scenario}", "--preset", "paper", "--network", network]
             _python([*args, "--seeds", str(seeds), "--seed", str(first), "--run-dir", str(run), "--no-plots", "--quiet"], core=core)
-        files.append(run / "trajectories.npz")
-    return files
+    return trained_files(use) if use else [TRAINED / name / "trajectories.npz" for name in TRAINED_RUNS]
 
 
 def _restore(stage: int) -> Path:
@@ -109,8 +116,9 @@ def _restore(stage: int) -> Path:
     if not (run / "checkpoints").exists() and (saved / "checkpoints").exists():
         run.mkdir(parents=True, exist_ok=True)
         shutil.copytree(saved / "checkpoints", run / "checkpoints")
-        for name in ("metrics.jsonl", "fit_config.json"):
-            shutil.copy(saved / name, run / name)
+        for name in RUN_FILES:
+            if (saved / name).exists():
+                shutil.copy(saved / name, run / name)
     return run
 
 
@@ -119,7 +127,7 @@ def _extra_data(name: str) -> Path:
     EXTRA72k those and the episodes of the training IPPO runs (:func:`trained_runs`)."""
     out = WORK / name
     if not (out / "manifest.json").exists():
-        trained = [] if name == "EXTRA40k" else [str(f) for f in trained_runs() if f.parent.name.startswith("train_")]
+        trained = [] if name == "EXTRA40k" else [str(f) for f in trained_runs("train")]
         _python([*EXTRA, "--out", str(out), *(["--trajectories", *trained] if trained else [])])
     return out
 
@@ -147,11 +155,20 @@ def _metrics(stage: int) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
 
 
+def _best(rows: list[dict]) -> dict:
+    """The epoch with the lowest validation RMSE (whose weights a run keeps as its best)."""
+    return min(rows, key=lambda r: r["val_rmse"])
+
+
+def _evaluations() -> list[dict]:
+    return [json.loads(line) for line in EVALUATIONS.read_text().splitlines() if line.strip()] if EVALUATIONS.exists() else []
+
+
 def status() -> dict:
     rows = _metrics(CURRENT)
     if not rows:
         return {"stage": CURRENT, "epochs": 0}
-    best = min(rows, key=lambda r: r["val_rmse"])
+    best = _best(rows)
     return {"stage": CURRENT, "epochs": len(rows), "last": rows[-1], "best_epoch": best["epoch"], "best_val_rmse": best["val_rmse"]}
 
 
@@ -167,8 +184,9 @@ def save() -> None:
             shutil.rmtree(saved / "checkpoints")
         (saved / "checkpoints").mkdir(parents=True)
         shutil.copytree(steps[-1], saved / "checkpoints" / steps[-1].name)
-        for name in ("metrics.jsonl", "fit_config.json"):
-            shutil.copy(run / name, saved / name)
+        for name in RUN_FILES:
+            if (run / name).exists():
+                shutil.copy(run / name, saved / name)
         print(f"stage {stage}: saved epoch {steps[-1].name} to {saved}")
     plot()
 
@@ -178,12 +196,12 @@ EVALUATIONS = SAVED / "evaluations.jsonl"
 
 
 def _lineage_steps(stage: int) -> int:
-    """Optimizer steps behind the weights a stage started from: stage 4 starts from the shipped
-    weights, each later stage from the best epoch of the one before."""
+    """Optimizer steps behind the weights a stage started from: stage 4 starts from stage 3's
+    weights (shipped then), each later stage from the best epoch of the one before."""
     if stage == 4:
         return STAGE3_STEPS
     rows = _metrics(stage - 1)
-    best = min(rows, key=lambda r: r["val_rmse"])
+    best = _best(rows)
     return _lineage_steps(stage - 1) + sum(r["steps"] for r in rows[: best["epoch"]])
 
 
@@ -193,8 +211,8 @@ def evaluate(stage: int, trajectories: list[Path]) -> dict:
     paper's test split) and replayed on the held-out policy paths (``surrogate_policy_error.py``,
     seed 1, plus ``trajectories``: trained-policy episodes never used in training); one line
     appended to ``evaluations.jsonl``. Runs on core 0 while the training goes on on core 1."""
-    if stage == 3:
-        return _evaluate_shipped(trajectories)
+    if stage == 3:  # evaluated while it was the shipped GRU; the package now ships stage 5's
+        raise SystemExit("stage 3 was evaluated while it was shipped (evaluations.jsonl); its weights are in the git history only")
     run, copy, export = WORK / STAGES[stage][0], WORK / f"eval{stage}", WORK / f"export{stage}"
     rows = _metrics(stage)
     if not rows:
@@ -205,10 +223,7 @@ def evaluate(stage: int, trajectories: list[Path]) -> dict:
     epoch = max(int(p.name) for p in (copy / "checkpoints").iterdir() if p.name.isdigit())
     _python([*_fit_command(stage, copy), "--stop-after-epochs", str(epoch), "--export", str(export)], core=0)
     final = json.loads((copy / "final_metrics.json").read_text())
-    policy_out = WORK / f"policy_error{stage}.json"
-    replay = [str(ROOT / "baselines" / "surrogate_policy_error.py"), "--weights", str(export), "--name", "gru", "--out", str(policy_out)]
-    _python(replay + (["--trajectories", *map(str, trajectories)] if trajectories else []), core=0)
-    best = min(rows[:epoch], key=lambda r: r["val_rmse"])
+    best = _best(rows[:epoch])
     steps = _lineage_steps(stage) + sum(r["steps"] for r in rows[: best["epoch"]])
     record = {
         "stage": stage,
@@ -219,13 +234,21 @@ def evaluate(stage: int, trajectories: list[Path]) -> dict:
         "val_rmse": final["val_rmse"],
         "test_rmse": final["test_rmse"],
         "paper_split_rmse": paper_split_rmse(export),
-        "policy_paths": json.loads(policy_out.read_text())["rows"],
+        "policy_paths": _replay(stage, export, trajectories),
     }
     return _record(record)
 
 
-def paper_split_rmse(weights: Path | None) -> dict[str, float]:
-    """RMSE of the weights (``None``: the shipped ones) on each of the paper's splits, the
+def _replay(stage: int, weights: Path, trajectories: list[Path]) -> dict:
+    """The held-out policy paths' errors of exported weights, by ``surrogate_policy_error.py`` on core 0."""
+    out = WORK / f"policy_error{stage}.json"
+    replay = [str(ROOT / "baselines" / "surrogate_policy_error.py"), "--name", "gru", "--weights", str(weights), "--out", str(out)]
+    _python(replay + (["--trajectories", *map(str, trajectories)] if trajectories else []), core=0)
+    return json.loads(out.read_text())["rows"]
+
+
+def paper_split_rmse(weights: Path) -> dict[str, float]:
+    """RMSE of exported weights on each of the paper's splits, the
     training split without the extra paths: a training RMSE far below the test RMSE says the
     gap is the data (generalisation), one near it says capacity or optimisation."""
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
@@ -250,19 +273,8 @@ def _record(record: dict) -> dict:
     return record
 
 
-def _evaluate_shipped(trajectories: list[Path]) -> dict:
-    """Stage 3, the shipped weights, on the same held-out paths (the test RMSE from their card)."""
-    card = json.loads((ROOT / "jaxclimate" / "climate" / "weights" / "gru.json").read_text())
-    policy_out = WORK / "policy_error3.json"
-    replay = [str(ROOT / "baselines" / "surrogate_policy_error.py"), "--name", "gru", "--out", str(policy_out)]
-    _python(replay + (["--trajectories", *map(str, trajectories)] if trajectories else []), core=0)
-    record = {"stage": 3, "epoch": None, "best_epoch": None, "steps": STAGE3_STEPS, "passes": STAGE3_STEPS * 512 / TRAIN_WINDOWS}
-    record |= {"val_rmse": card["metrics"]["val_rmse"], "test_rmse": card["metrics"]["test_rmse"], "paper_split_rmse": paper_split_rmse(None)}
-    return _record(record | {"policy_paths": json.loads(policy_out.read_text())["rows"]})
-
-
-PAPER_TEST_RMSE, SHIPPED_TEST_RMSE = 3.7e-4, 1.101e-3  # Table 1 (GRU); the shipped weights (gru.json card)
-STAGE3_STEPS = 75_200  # optimizer steps behind the shipped weights (stages 1-3 of the card)
+PAPER_TEST_RMSE, STAGE3_TEST_RMSE = 3.7e-4, 1.101e-3  # Table 1 (GRU); stage 3's weights (shipped before stage 5)
+STAGE3_STEPS = 75_200  # optimizer steps behind stage 3's weights (stages 1-3 of the card)
 
 
 STAGE_NOTES = {  # what each stage did, for the shipped card's notes (stages 1-3 are on the card already)
@@ -286,14 +298,14 @@ def stage_notes(stage: int, record: dict) -> str:
     texts = []
     for k in range(4, stage + 1):
         rows = _metrics(k)
-        best = min(rows, key=lambda r: r["val_rmse"])
+        best = _best(rows)
         texts.append(STAGE_NOTES[k].format(epochs=len(rows), best=best["epoch"]))
     rows = record["policy_paths"]
     trained = {s: pooled_rmse(rows, f"trained: heldout_{s}_") for s in ("i", "ii")}
     texts.append(
         f"Exported at epoch {record['epoch']} of ({stage}) (best validation epoch {record['best_epoch']}; "
         f"{record['steps']:,} steps of batch 512 in all, {record['passes']:.0f} passes over the paper's training windows). "
-        f"Paper-protocol test RMSE {SHIPPED_TEST_RMSE:.3e} -> {record['test_rmse']:.3e} K; on the paper's training split "
+        f"Paper-protocol test RMSE {STAGE3_TEST_RMSE:.3e} -> {record['test_rmse']:.3e} K; on the paper's training split "
         f"{record['paper_split_rmse']['train']:.2e} K, {record['paper_split_rmse']['train'] / PAPER_TEST_RMSE:.1f}x the paper's test RMSE: "
         "the gap is mostly in fitting the training data (optimisation), not in generalising. "
         "Held-out policy paths (policy_data seed 1, 2,500 per source, 2016-2065): "
@@ -306,7 +318,7 @@ def stage_notes(stage: int, record: dict) -> str:
 
 def table() -> str:
     """The evaluations as a markdown table (docs/climate_mitigation.md §5.6)."""
-    records = [json.loads(line) for line in EVALUATIONS.read_text().splitlines() if line.strip()]
+    records = _evaluations()
     head = "| weights | passes | test RMSE | paper train split | (i) random · τ | (i) scripted · τ | (ii) random · τ | (ii) scripted · τ | trained IPPO (i) | trained IPPO (ii) |"
     lines = [head, "|---|" + "---:|" * 9]
     for r in records:
@@ -327,8 +339,7 @@ def ship(stage: int) -> None:
     added, and ``weights/README.md`` regenerated."""
     from jaxclimate.climate.weights_io import write_weights_readme
 
-    records = [json.loads(line) for line in EVALUATIONS.read_text().splitlines() if line.strip()] if EVALUATIONS.exists() else []
-    record = next((r for r in reversed(records) if r["stage"] == stage), None)
+    record = next((r for r in reversed(_evaluations()) if r["stage"] == stage), None)
     export = WORK / f"export{stage}"
     if record is None or not (export / "gru.json").exists():
         raise SystemExit(f"stage {stage} is not evaluated on this machine: run evaluate --stage {stage} first")
@@ -367,14 +378,10 @@ def plot() -> None:
         ax.plot(steps, [r["val_rmse"] for r in rows], lw=0.8, label=f"stage {stage}: validation (20k windows)")
         ax.plot(steps, [r["train_rmse"] for r in rows], lw=0.8, alpha=0.6, label=f"stage {stage}: training batches")
     ax.axhline(PAPER_TEST_RMSE, color="k", ls="--", lw=0.8, label="paper test RMSE (Table 1, GRU)")
-    ax.axhline(SHIPPED_TEST_RMSE, color="grey", ls=":", lw=0.8, label="shipped weights, test RMSE")
+    ax.axhline(STAGE3_TEST_RMSE, color="grey", ls=":", lw=0.8, label="stage 3's weights, test RMSE")
     ax.set(yscale="log", xlabel="optimizer steps (batch 512) since the first stage", ylabel="RMSE (K)", title="GRU surrogate: training")
     ax.legend(fontsize=7)
-    records = (
-        sorted((json.loads(line) for line in EVALUATIONS.read_text().splitlines() if line.strip()), key=lambda r: r["passes"])
-        if EVALUATIONS.exists()
-        else []
-    )
+    records = sorted(_evaluations(), key=lambda r: r["passes"])
     if records:
         passes = [r["passes"] for r in records]
         ev.plot(passes, [r["test_rmse"] for r in records], "o-k", label="test split (paper protocol)")
@@ -404,12 +411,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["start", "status", "save", "plot", "evaluate", "trained", "ship", "table"])
     parser.add_argument(
-        "--stage", type=int, default=CURRENT, choices=[3, *sorted(STAGES)], help="evaluate: which stage's best weights (3: the shipped ones)"
+        "--stage",
+        type=int,
+        default=CURRENT,
+        choices=[3, *sorted(STAGES)],
+        help="evaluate, ship: which stage's best weights (3: stage 3's, shipped before stage 5)",
     )
     parser.add_argument("--trajectories", type=Path, nargs="*", default=[], help="evaluate: trained-policy episodes (trajectories.npz)")
     args = parser.parse_args(argv)
     if args.command == "evaluate" and not args.trajectories:  # the held-out trained-policy runs, where made
-        args.trajectories = [f for name in TRAINED_RUNS if name.startswith("heldout") and (f := TRAINED / name / "trajectories.npz").exists()]
+        args.trajectories = [f for f in trained_files("heldout") if f.exists()]
     if args.command == "trained":
         print("\n".join(map(str, trained_runs())))
     elif args.command == "table":
