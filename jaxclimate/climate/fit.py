@@ -29,6 +29,7 @@ import argparse
 import dataclasses
 import json
 import math
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -283,6 +284,7 @@ def fit(
     state = initial_state(config, params, optimizer)
     if config.init_from is not None:
         state = initial_state(config, _best_params_of(Path(config.init_from), state), optimizer)
+        _keep_starting_card(config.init_from, run_dir)
     ckpt = Checkpointer(run_dir / "checkpoints")
     restored = ckpt.restore_latest(like=state)
     if restored is not None:
@@ -348,6 +350,17 @@ def fit(
         "splits": prepared.splits,
         "model_config": model_config,
     }
+
+
+def _keep_starting_card(init_from: str, run_dir: Path) -> None:
+    """A run from ``shipped:<name>`` keeps the card of the weights it started from (once, at its
+    start): the package may ship other weights before this run's own are exported, and the
+    exported card lists the stages behind the weights it really started from."""
+    from jaxclimate.climate.weights_io import INIT_CARD, shipped_weights_dir
+
+    kept = run_dir / INIT_CARD
+    if init_from.startswith("shipped:") and not kept.exists():
+        shutil.copy(shipped_weights_dir() / f"{init_from.split(':', 1)[1]}.json", kept)
 
 
 def _best_params_of(run_dir: Path, like_state: dict) -> Any:

@@ -48,6 +48,10 @@ def _predict(config: sg.SurrogateConfig, params: Any, mean: jax.Array, std: jax.
     return sg.build_model(config).apply({"params": params}, sg.normalise(windows, mean, std))
 
 
+#: in a fit run started from ``shipped:<name>``, the card of the weights it started from
+INIT_CARD = "init_card.json"
+
+
 def shipped_weights_dir() -> Path:
     return Path(str(resources.files("jaxclimate.climate").joinpath("weights")))
 
@@ -84,10 +88,10 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
         "regenerate": [_dataset_command(manifest)],
     }
     defaults = dataclasses.asdict(type(fit_config)())
-    stages = _training_stages(dataclasses.asdict(fit_config), defaults, result["metrics"]["epochs"])
+    stages, start_card = _training_chain(dataclasses.asdict(fit_config), defaults, result["metrics"]["epochs"])
     # the runs this one was fine-tuned from, each with the epochs it ran
     card["earlier_training"] = [{**cfg, "epochs_run": epochs} for cfg, epochs in stages[:-1]]
-    extras = _extra_data_commands(stages, fit_config)
+    extras = _extra_data_commands(stages, start_card)
     card["extra_data_commands"] = [commands for _, commands in extras.values()]
     card["regenerate"] += [command for _, commands in extras.values() for command in commands]
     card["regenerate"] += [
@@ -139,16 +143,23 @@ def _check_matches(expected: Any, got: Any, message: str) -> None:
 
 
 def _training_stages(config: dict, defaults: dict, epochs_run: int) -> list[tuple[dict, int]]:
-    """[(fit config dict, epochs)] from the first run to this one, following ``init_from``
-    through the earlier run directories' ``fit_config.json``/``final_metrics.json`` (fields
-    an older run did not record take their defaults)."""
-    stages = [(config, int(epochs_run))]
-    seen = set()
+    """[(fit config dict, epochs)] from the first run to this one (see :func:`_training_chain`)."""
+    return _training_chain(config, defaults, epochs_run)[0]
+
+
+def _training_chain(config: dict, defaults: dict, epochs_run: int) -> tuple[list[tuple[dict, int]], dict | None]:
+    """([(fit config dict, epochs)] from the first run to this one, the card of the shipped
+    weights the chain starts from or None), following ``init_from`` through the earlier run
+    directories' ``fit_config.json``/``final_metrics.json`` (fields an older run did not record
+    take their defaults). A run started from ``shipped:<name>`` keeps the card it started from
+    (``init_card.json``, written by ``fit``): the package may ship other weights since."""
+    stages, run, seen = [(config, int(epochs_run))], None, set()
     while stages[0][0].get("init_from") and stages[0][0]["init_from"] not in seen:
         seen.add(stages[0][0]["init_from"])
         if stages[0][0]["init_from"].startswith("shipped:"):  # the shipped card records its own stages
-            stages[:0] = _shipped_stages(stages[0][0]["init_from"].split(":", 1)[1], defaults)
-            break
+            card = _starting_card(run, stages[0][0]["init_from"].split(":", 1)[1])
+            stages[:0] = _card_stages(card, defaults)
+            return stages, card
         run = Path(stages[0][0]["init_from"])
         try:
             cfg = {**defaults, **json.loads((run / "fit_config.json").read_text())}
@@ -156,7 +167,14 @@ def _training_stages(config: dict, defaults: dict, epochs_run: int) -> list[tupl
         except (OSError, ValueError, KeyError):
             break  # the earlier run is gone: the card keeps what is known
         stages.insert(0, (cfg, int(epochs)))
-    return stages
+    return stages, None
+
+
+def _starting_card(run: Path | None, name: str) -> dict:
+    """The card of the shipped weights ``name`` as ``run`` started from them (None: this run)."""
+    kept = None if run is None else run / INIT_CARD
+    path = kept if kept is not None and kept.exists() else shipped_weights_dir() / f"{name}.json"
+    return json.loads(path.read_text())
 
 
 def _epochs_run(run: Path) -> int:
@@ -167,12 +185,12 @@ def _epochs_run(run: Path) -> int:
     return sum(1 for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip())
 
 
-def _extra_data_commands(stages: list[tuple[dict, int]], fit_config: Any) -> dict[str, tuple[str, list[str]]]:
+def _extra_data_commands(stages: list[tuple[dict, int]], start_card: dict | None = None) -> dict[str, tuple[str, list[str]]]:
     """Each extra training set the stages used, in order -> (its name in the commands: EXTRA,
     EXTRA2, ...; the commands that make it). A folder that is gone (an earlier session's) takes
-    the commands the shipped card recorded for it, in the same order."""
+    the commands ``start_card`` (the shipped card the chain starts from) recorded for it, in order."""
     folders = list(dict.fromkeys(cfg["extra_data"] for cfg, _ in stages if cfg.get("extra_data")))
-    recorded = _recorded_extra_commands(fit_config.init_from)
+    recorded = _recorded_extra_commands(start_card)
     out = {}
     for i, folder in enumerate(folders):
         name = "EXTRA" if i == 0 else f"EXTRA{i + 1}"
@@ -185,17 +203,11 @@ def _extra_data_commands(stages: list[tuple[dict, int]], fit_config: Any) -> dic
     return out
 
 
-def _recorded_extra_commands(init_from: str | None) -> list[list[str]]:
-    """The extra data commands of the shipped card a chain starts from (cards written before
-    ``extra_data_commands`` existed: their one ``policy_data`` line)."""
-    shipped = None
-    if init_from and str(init_from).startswith("shipped:"):
-        shipped = str(init_from).split(":", 1)[1]
-    elif init_from and (Path(init_from) / "fit_config.json").exists():
-        return _recorded_extra_commands(json.loads((Path(init_from) / "fit_config.json").read_text()).get("init_from"))
-    if shipped is None or not (shipped_weights_dir() / f"{shipped}.json").exists():
+def _recorded_extra_commands(card: dict | None) -> list[list[str]]:
+    """A card's extra data commands; cards written before ``extra_data_commands`` existed give
+    their one ``policy_data`` line."""
+    if card is None:
         return []
-    card = json.loads((shipped_weights_dir() / f"{shipped}.json").read_text())
     if "extra_data_commands" in card:
         return card["extra_data_commands"]
     return [[line] for line in card.get("regenerate", []) if line.startswith("python -m jaxclimate.climate.policy_data")]
@@ -206,9 +218,8 @@ def _renamed_output(command: str, name: str) -> str:
     return re.sub(r"--out \S+", f"--out {name}", command)
 
 
-def _shipped_stages(name: str, defaults: dict) -> list[tuple[dict, int]]:
-    """[(fit config dict, epochs)] of the shipped weights ``name``, read from their card."""
-    card = json.loads((shipped_weights_dir() / f"{name}.json").read_text())
+def _card_stages(card: dict, defaults: dict) -> list[tuple[dict, int]]:
+    """[(fit config dict, epochs)] of the weights a card describes."""
     earlier = [({**defaults, **cfg}, int(cfg.get("epochs_run", cfg["max_epochs"]))) for cfg in card.get("earlier_training", [])]
     return earlier + [({**defaults, **card["training"]}, int(card["metrics"]["epochs"]))]
 

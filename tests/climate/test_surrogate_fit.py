@@ -206,7 +206,7 @@ def test_a_card_names_each_stages_extra_data_and_how_to_make_it(tmp_path):
     config = fit.FitConfig(init_from=str(first), extra_data=extra("mixed", trained=("train_ii_mlp",)))
     stages = weights_io._training_stages(dataclasses.asdict(config), defaults, 4)
     assert [epochs for _, epochs in stages] == [3, 4]
-    extras = weights_io._extra_data_commands(stages, config)
+    extras = weights_io._extra_data_commands(stages)
     (name1, plain), (name2, mixed) = extras.values()
     assert (name1, name2) == ("EXTRA", "EXTRA2")
     assert plain == ["python -m jaxclimate.climate.policy_data --seed 0 --episodes 7 --scenarios ii --policies random --out EXTRA"]
@@ -214,3 +214,21 @@ def test_a_card_names_each_stages_extra_data_and_how_to_make_it(tmp_path):
     assert mixed[1].endswith("--out EXTRA2 --trajectories trained/train_ii_mlp/trajectories.npz")
     fit_lines = [weights_io._fit_command(c, defaults, e, f"RUN{i}", None, None, extras[c["extra_data"]][0]) for i, (c, e) in enumerate(stages)]
     assert fit_lines[0].endswith("--extra-data EXTRA") and fit_lines[1].endswith("--extra-data EXTRA2")
+
+
+def test_a_run_from_the_shipped_weights_keeps_the_card_it_started_from(tmp_path):
+    """Weights shipped after a run began do not rewrite its history: the chain through a run
+    started from ``shipped:gru`` follows the card that run kept, not today's."""
+    defaults = dataclasses.asdict(fit.FitConfig())
+    run = tmp_path / "from_shipped"
+    run.mkdir()
+    (run / "fit_config.json").write_text(json.dumps({**defaults, "init_from": "shipped:gru"}))
+    (run / "metrics.jsonl").write_text('{"epoch": 1}\n')
+    kept = {"training": {**defaults, "learning_rate": 0.123}, "metrics": {"epochs": 7}, "earlier_training": [], "regenerate": []}
+    (run / weights_io.INIT_CARD).write_text(json.dumps(kept))
+    stages, card = weights_io._training_chain({**defaults, "init_from": str(run)}, defaults, 2)
+    assert [(c["learning_rate"], e) for c, e in stages] == [(0.123, 7), (defaults["learning_rate"], 1), (defaults["learning_rate"], 2)]
+    assert card == kept
+    (run / weights_io.INIT_CARD).unlink()  # a run without one: today's shipped card
+    shipped = json.loads((weights_io.shipped_weights_dir() / "gru.json").read_text())
+    assert weights_io._training_chain({**defaults, "init_from": str(run)}, defaults, 2)[1] == shipped
