@@ -22,8 +22,17 @@ epoch 172 of 181; the epochs' values scatter 1.05-1.6e-3), so it tested whether 
 what is missing: from stage 4's best weights, cosine decay from lr 3e-5 to 0 over 250 epochs
 (50,000 steps, ~30 passes), the same data and splits. Its weights of epoch 183 ship.
 
-Stage 6 (the one ``start`` runs now): from stage 5's best, the same data plus the episodes of
-16 trained IPPO policies (``trained``), half of every batch from the paper's scenarios.
+Stage 6: from stage 5's best, the same data plus the episodes of 16 trained IPPO policies
+(``trained``), half of every batch from the paper's scenarios.
+
+Stage 7 (the one ``start`` runs now): the authors' recipe as written, from scratch. Stage 1 of
+the card ran it in epochs of 200 steps, so its "5 epochs without a better validation RMSE"
+halved the rate after 1,000 steps where the authors' halves after 5 passes (8,340 steps): the
+rate fell from 1e-3 to 2.5e-4 within 14,000 steps, and every stage since fine-tuned those
+weights at rates of 1e-4 and below. Stage 7 keeps an epoch one pass (fit's defaults), so the
+rate stays at 1e-3 until the validation RMSE stalls for 5 passes, as in the authors' run.
+
+    python baselines/surrogate_long_run.py start --stage 7 --core 0   # a second stage, on the other core
 
     python baselines/surrogate_long_run.py evaluate --stage K   # test split, held-out policy paths
     python baselines/surrogate_long_run.py table                # the evaluations as markdown
@@ -67,12 +76,20 @@ def _fine_tune(start_from: str, lr: str, epochs: str, *more: str) -> list[str]:
     ]  # fmt: skip
 
 
-STAGES = {  # stage -> (run folder under WORK, where it is committed, extra data under WORK, fit's arguments besides --data/--extra-data/--run-dir)
+#: the authors' recipe as their train.yaml writes it (fit's defaults): from scratch, the paper's
+#: data only, AdamW lr 1e-3, an epoch one pass over the training windows (1,668 steps of batch
+#: 512), the whole validation split every epoch, the rate halved after 5 epochs without a better
+#: validation RMSE, early stopping after 30, at most 250 epochs
+AUTHORS = ["-m", "jaxclimate.climate.fit", "--model", "gru"]
+STAGES = {  # stage -> (run folder under WORK, where it is committed, extra data under WORK or None, fit's arguments besides --data/--extra-data/--run-dir)
     4: ("RUN4", SAVED, "EXTRA40k", FIT),
     5: ("RUN5", SAVED / "stage5", "EXTRA40k", _fine_tune(str(WORK / "RUN4"), "3e-5", "250")),
     6: ("RUN6", SAVED / "stage6", "EXTRA72k", _fine_tune(str(WORK / "RUN5"), "3e-5", "250", "--extra-fraction", "0.5")),
+    7: ("RUN7", SAVED / "stage7", None, AUTHORS),
 }
-CURRENT = 6
+#: the stage each starts from (its best weights): 3 is the weights shipped before stage 5, None from scratch
+STARTS_FROM = {4: 3, 5: 4, 6: 5, 7: None}
+CURRENT = 7
 #: what a run folder keeps beside its checkpoints (init_card.json: the card of the shipped weights
 #: stage 4 started from, stage 3's; recovered from git for the run begun before fit kept it)
 RUN_FILES = ("metrics.jsonl", "fit_config.json", "final_metrics.json", "init_card.json")
@@ -134,18 +151,20 @@ def _extra_data(name: str) -> Path:
 
 def _fit_command(stage: int, run: Path) -> list[str]:
     _, _, extra, args = STAGES[stage]
-    return [*args, "--data", str(WORK / "DATA"), "--extra-data", str(_extra_data(extra)), "--run-dir", str(run)]
+    extra_args = [] if extra is None else ["--extra-data", str(_extra_data(extra))]
+    return [*args, "--data", str(WORK / "DATA"), *extra_args, "--run-dir", str(run)]
 
 
-def start() -> None:
+def start(stage: int = CURRENT, core: int = 1) -> None:
     """Make what is missing (the data are deterministic: the same command gives the same files),
-    put the committed checkpoints in place, and start the current stage's ``fit`` in the background."""
+    put the committed checkpoints in place, and start ``stage``'s ``fit`` in the background on ``core``."""
     WORK.mkdir(parents=True, exist_ok=True)
     if not (WORK / "DATA" / "manifest.json").exists():
         _python([*DATA, "--out", str(WORK / "DATA")])
-    runs = {stage: _restore(stage) for stage in STAGES}
-    proc = _python(_fit_command(CURRENT, runs[CURRENT]), WORK / "fit.log", background=True)
-    print(f"stage {CURRENT}: fit started (pid {proc.pid}) in {runs[CURRENT]}; log {WORK / 'fit.log'}")
+    runs = {k: _restore(k) for k in STAGES}
+    log = WORK / f"fit{stage}.log"
+    proc = _python(_fit_command(stage, runs[stage]), log, background=True, core=core)
+    print(f"stage {stage}: fit started (pid {proc.pid}) on core {core} in {runs[stage]}; log {log}")
 
 
 def _metrics(stage: int) -> list[dict]:
@@ -153,6 +172,12 @@ def _metrics(stage: int) -> list[dict]:
     if not path.exists():
         path = STAGES[stage][1] / "metrics.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def _fit_config(stage: int) -> dict:
+    folder, saved, _, _ = STAGES[stage]
+    path = next((p for p in (WORK / folder / "fit_config.json", saved / "fit_config.json") if p.exists()), None)
+    return json.loads(path.read_text()) if path else {}
 
 
 def _best(rows: list[dict]) -> dict:
@@ -164,12 +189,12 @@ def _evaluations() -> list[dict]:
     return [json.loads(line) for line in EVALUATIONS.read_text().splitlines() if line.strip()] if EVALUATIONS.exists() else []
 
 
-def status() -> dict:
-    rows = _metrics(CURRENT)
+def status(stage: int = CURRENT) -> dict:
+    rows = _metrics(stage)
     if not rows:
-        return {"stage": CURRENT, "epochs": 0}
+        return {"stage": stage, "epochs": 0}
     best = _best(rows)
-    return {"stage": CURRENT, "epochs": len(rows), "last": rows[-1], "best_epoch": best["epoch"], "best_val_rmse": best["val_rmse"]}
+    return {"stage": stage, "epochs": len(rows), "last": rows[-1], "best_epoch": best["epoch"], "best_val_rmse": best["val_rmse"]}
 
 
 def save() -> None:
@@ -197,12 +222,15 @@ EVALUATIONS = SAVED / "evaluations.jsonl"
 
 def _lineage_steps(stage: int) -> int:
     """Optimizer steps behind the weights a stage started from: stage 4 starts from stage 3's
-    weights (shipped then), each later stage from the best epoch of the one before."""
-    if stage == 4:
+    weights (shipped then), stages 5-6 from the best epoch of the one before, stage 7 from scratch."""
+    before = STARTS_FROM[stage]
+    if before is None:
+        return 0
+    if before == 3:
         return STAGE3_STEPS
-    rows = _metrics(stage - 1)
+    rows = _metrics(before)
     best = _best(rows)
-    return _lineage_steps(stage - 1) + sum(r["steps"] for r in rows[: best["epoch"]])
+    return _lineage_steps(before) + sum(r["steps"] for r in rows[: best["epoch"]])
 
 
 def evaluate(stage: int, trajectories: list[Path]) -> dict:
@@ -369,14 +397,21 @@ def plot() -> None:
     import matplotlib.pyplot as plt
 
     fig, (ax, ev) = plt.subplots(1, 2, figsize=(14, 4.8))
+    stage1 = ROOT / "jaxclimate" / "climate" / "weights" / "gru_training_metrics.jsonl"
+    if stage1.exists():  # the authors' recipe in 200-step epochs, beside stage 7's in passes
+        rows = [json.loads(line) for line in stage1.read_text().splitlines() if line.strip()]
+        steps = [sum(r["steps"] for r in rows[: i + 1]) for i in range(len(rows))]
+        ax.plot(steps, [r["val_rmse"] for r in rows], lw=0.8, color="k", label="stage 1: validation (authors' recipe, 200-step epochs)")
     for stage in STAGES:
         rows = _metrics(stage)
         if not rows:
             continue
         start = _lineage_steps(stage)
         steps = [start + sum(r["steps"] for r in rows[: i + 1]) for i in range(len(rows))]
-        ax.plot(steps, [r["val_rmse"] for r in rows], lw=0.8, label=f"stage {stage}: validation (20k windows)")
-        ax.plot(steps, [r["train_rmse"] for r in rows], lw=0.8, alpha=0.6, label=f"stage {stage}: training batches")
+        val = _fit_config(stage).get("val_samples")
+        val = "whole split" if val is None else f"{val // 1000}k windows"
+        ax.plot(steps, [r["val_rmse"] for r in rows], lw=0.8, color=f"C{stage}", label=f"stage {stage}: validation ({val})")
+        ax.plot(steps, [r["train_rmse"] for r in rows], lw=0.8, alpha=0.4, color=f"C{stage}", label=f"stage {stage}: training batches")
     ax.axhline(PAPER_TEST_RMSE, color="k", ls="--", lw=0.8, label="paper test RMSE (Table 1, GRU)")
     ax.axhline(STAGE3_TEST_RMSE, color="grey", ls=":", lw=0.8, label="stage 3's weights, test RMSE")
     ax.set(yscale="log", xlabel="optimizer steps (batch 512) since the first stage", ylabel="RMSE (K)", title="GRU surrogate: training")
@@ -415,9 +450,10 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=CURRENT,
         choices=[3, *sorted(STAGES)],
-        help="evaluate, ship: which stage's best weights (3: stage 3's, shipped before stage 5)",
+        help="start: which stage trains (default the current one); evaluate, ship: which stage's best weights (3: stage 3's, shipped before stage 5)",
     )
     parser.add_argument("--trajectories", type=Path, nargs="*", default=[], help="evaluate: trained-policy episodes (trajectories.npz)")
+    parser.add_argument("--core", type=int, default=1, help="start: the core the training runs on (the other stays free)")
     args = parser.parse_args(argv)
     if args.command == "evaluate" and not args.trajectories:  # the held-out trained-policy runs, where made
         args.trajectories = [f for f in trained_files("heldout") if f.exists()]
@@ -430,13 +466,13 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "evaluate":
         evaluate(args.stage, args.trajectories)
     elif args.command == "start":
-        start()
+        start(args.stage, args.core)
     elif args.command == "save":
         save()
     elif args.command == "plot":
         plot()
     else:
-        print(json.dumps(status(), indent=2))
+        print(json.dumps(status(args.stage), indent=2))
     return 0
 
 
