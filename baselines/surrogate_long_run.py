@@ -32,7 +32,7 @@ rate fell from 1e-3 to 2.5e-4 within 14,000 steps, and every stage since fine-tu
 weights at rates of 1e-4 and below. Stage 7 keeps an epoch one pass (fit's defaults), so the
 rate stays at 1e-3 until the validation RMSE stalls for 5 passes, as in the authors' run.
 
-    python baselines/surrogate_long_run.py start --stage 7 --core 0   # a second stage, on the other core
+    python baselines/surrogate_long_run.py start --stage 6 --core 0   # an earlier stage, on the other core
 
     python baselines/surrogate_long_run.py evaluate --stage K   # test split, held-out policy paths
     python baselines/surrogate_long_run.py table                # the evaluations as markdown

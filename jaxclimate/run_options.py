@@ -25,7 +25,7 @@ class RunOptions:
       env: the registered environment id (``jaxclimate.make``'s first argument).
       env_overrides: keyword arguments of ``make`` (environment parameters and constructor
         options such as ``scenario`` or ``engine``).
-      algo: the registered algorithm (``ippo``, ``ddpg``, ``td3``, ``tqc``).
+      algo: the registered algorithm (``ippo``, ``ddpg``, ``td3``, ``tqc``, ``apg``).
       config: the algorithm's config fields (``algo``'s config class takes them).
       preset: the named preset the config started from, if any.
       seeds: independent seeds trained in one program; ``seed``: the first one's key.

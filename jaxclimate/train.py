@@ -16,7 +16,7 @@ With no arguments it trains recurrent IPPO (LSTM, one network per country, as th
 * ``tensorboard/`` and ``wandb/`` with ``--logger tensorboard,wandb`` (the same scalars as
   ``metrics.jsonl``, named as :mod:`jaxclimate.loggers` lists).
 
-``--algo`` picks the algorithm (``ippo``, ``ddpg``, ``td3``, ``tqc``), ``--preset`` a named
+``--algo`` picks the algorithm (``ippo``, ``ddpg``, ``td3``, ``tqc``, ``apg``), ``--preset`` a named
 hyper-parameter set the environment provides for it (the papers' settings; the first is the
 default), ``--set KEY=VALUE`` any field of the algorithm's config. Training runs as compiled
 chunks under a host loop that shows progress. ``--resume RUN_DIR`` continues from the last

@@ -255,7 +255,14 @@ def _fit_command(cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from
     parts = [f"python -m jaxclimate.climate.fit --model {cfg['model']} --data DATA --run-dir {run_dir}"]
     if init_from:
         parts.append(f"--init-from {init_from}")
-    for key, flag in (("schedule", "--schedule"), ("learning_rate", "--lr"), ("batch_size", "--batch-size"), ("seed", "--seed")):
+    changed = (
+        ("schedule", "--schedule"),
+        ("learning_rate", "--lr"),
+        ("batch_size", "--batch-size"),
+        ("seed", "--seed"),
+        ("early_stop_patience", "--early-stop-patience"),
+    )
+    for key, flag in changed:
         if cfg.get(key, defaults[key]) != defaults[key]:
             parts.append(f"{flag} {cfg[key]}")
     # a cosine schedule is defined over max_epochs; a plateau run is replayed for the epochs it ran

@@ -214,6 +214,9 @@ def test_a_card_names_each_stages_extra_data_and_how_to_make_it(tmp_path):
     assert mixed[1].endswith("--out EXTRA2 --trajectories trained/train_ii_mlp/trajectories.npz")
     fit_lines = [weights_io._fit_command(c, defaults, e, f"RUN{i}", None, None, extras[c["extra_data"]][0]) for i, (c, e) in enumerate(stages)]
     assert fit_lines[0].endswith("--extra-data EXTRA") and fit_lines[1].endswith("--extra-data EXTRA2")
+    # a flag off its default is part of the command (stage 4's patience 2,000 made its 181 epochs)
+    patient = weights_io._fit_command({**defaults, "early_stop_patience": 2000}, defaults, 5, "RUN", None, None)
+    assert "--early-stop-patience 2000" in patient and "--early-stop-patience" not in fit_lines[0]
 
 
 def test_a_run_from_the_shipped_weights_keeps_the_card_it_started_from(tmp_path):
