@@ -313,7 +313,30 @@ STAGE_NOTES = {  # what each stage did, for the shipped card's notes (stages 1-3
     6: "(6) From (5)'s best, the same data plus 32,000 episodes visited by 16 IPPO policies trained on the game (MLP and GRU, "
     "seeds 0-3, both scenarios, the paper's preset; baselines/surrogate_long_run.py trained), half of every batch from the paper's "
     "scenarios (--extra-fraction 0.5; joined uniformly they would be 16 %), cosine decay from lr 3e-5 over 250 epochs.",
+    7: "(7) The authors' recipe as their train.yaml writes it, from scratch, on the paper's 20,000 scenarios only: AdamW lr "
+    "1e-3, an epoch one pass over the training windows (1,668 steps of batch 512), the whole validation split every epoch, "
+    "the rate halved after 5 epochs without a better validation RMSE, early stopping after 30, at most 250 epochs; on one "
+    "CPU core in the background across sessions (~300 s an epoch), stopped after epoch {epochs} (best {best}).",
 }
+
+
+def lineage(stage: int) -> tuple[list[int], int | None]:
+    """The stages behind ``stage``'s weights, oldest first, and where the first started: 3 (the
+    weights shipped before stage 5, whose card tells stages 1-3) or None (from scratch)."""
+    chain = [stage]
+    while STARTS_FROM[chain[0]] not in (3, None):
+        chain.insert(0, STARTS_FROM[chain[0]])
+    return chain, STARTS_FROM[chain[0]]
+
+
+def _root_notes(root: int | None) -> str:
+    """The notes of the card a lineage starts from: stage 3's (kept by stage 4's run as
+    init_card.json), or none for a stage from scratch."""
+    if root is None:
+        return ""
+    folder, saved, _, _ = STAGES[4]
+    card = next(p for p in (WORK / folder / "init_card.json", saved / "init_card.json") if p.exists())
+    return json.loads(card.read_text())["notes"].replace("Three stages on a 2-core CPU.", "Trained in stages on a 2-core CPU.")
 
 
 def _source_line(rows: dict, label: str) -> str:
@@ -322,20 +345,27 @@ def _source_line(rows: dict, label: str) -> str:
 
 
 def stage_notes(stage: int, record: dict) -> str:
-    """The card's notes for stages 4..``stage``, with ``record`` (its evaluation) in numbers."""
+    """The card's notes for the stages behind ``stage`` (from stage 4, or from scratch), with
+    ``record`` (its evaluation) in numbers."""
     texts = []
-    for k in range(4, stage + 1):
+    for k in lineage(stage)[0]:
         rows = _metrics(k)
         best = _best(rows)
         texts.append(STAGE_NOTES[k].format(epochs=len(rows), best=best["epoch"]))
     rows = record["policy_paths"]
     trained = {s: pooled_rmse(rows, f"trained: heldout_{s}_") for s in ("i", "ii")}
+    train_split = record["paper_split_rmse"]["train"]
+    ratio = record["test_rmse"] / train_split
+    why = (
+        f"test {ratio:.1f}x that: the gap is mostly in fitting the training data (optimisation), not in generalising"
+        if ratio < 1.5
+        else f"test {ratio:.1f}x that: the weights generalise worse than they fit"
+    )
     texts.append(
         f"Exported at epoch {record['epoch']} of ({stage}) (best validation epoch {record['best_epoch']}; "
         f"{record['steps']:,} steps of batch 512 in all, {record['passes']:.0f} passes over the paper's training windows). "
-        f"Paper-protocol test RMSE {STAGE3_TEST_RMSE:.3e} -> {record['test_rmse']:.3e} K; on the paper's training split "
-        f"{record['paper_split_rmse']['train']:.2e} K, {record['paper_split_rmse']['train'] / PAPER_TEST_RMSE:.1f}x the paper's test RMSE: "
-        "the gap is mostly in fitting the training data (optimisation), not in generalising. "
+        f"Paper-protocol test RMSE {record['test_rmse']:.3e} K (stage 3's weights {STAGE3_TEST_RMSE:.3e}); on the paper's "
+        f"training split {train_split:.2e} K, {train_split / PAPER_TEST_RMSE:.1f}x the paper's test RMSE, {why}. "
         "Held-out policy paths (policy_data seed 1, 2,500 per source, 2016-2065): "
         + "; ".join(_source_line(rows, label) for label in ("i/random", "i/scripted", "ii/random", "ii/scripted"))
         + f"; episodes of IPPO policies never used in training (seeds 100-101, MLP and GRU): (i) {trained['i']:.1e} K, "
@@ -363,8 +393,8 @@ def table() -> str:
 
 def ship(stage: int) -> None:
     """The stage's evaluated weights (``evaluate`` exported them) become the shipped GRU: their
-    card (every stage's command, from the run folders) with the notes of stages 4..``stage``
-    added, and ``weights/README.md`` regenerated."""
+    card (every stage's command, from the run folders) with the notes of the stages behind them,
+    and ``weights/README.md`` regenerated."""
     from jaxclimate.climate.weights_io import write_weights_readme
 
     record = next((r for r in reversed(_evaluations()) if r["stage"] == stage), None)
@@ -373,7 +403,8 @@ def ship(stage: int) -> None:
         raise SystemExit(f"stage {stage} is not evaluated on this machine: run evaluate --stage {stage} first")
     shipped = ROOT / "jaxclimate" / "climate" / "weights"
     card = json.loads((export / "gru.json").read_text())
-    card["notes"] = json.loads((shipped / "gru.json").read_text())["notes"] + " " + stage_notes(stage, record)
+    # the notes of the card the lineage starts from (not today's shipped card, which may tell these stages already)
+    card["notes"] = " ".join(filter(None, [_root_notes(lineage(stage)[1]), stage_notes(stage, record)]))
     (shipped / "gru.json").write_text(json.dumps(card, indent=2) + "\n")
     shutil.copy(export / "gru.msgpack", shipped / "gru.msgpack")
     print(f"shipped stage {stage} (epoch {record['epoch']}): {write_weights_readme()}")
