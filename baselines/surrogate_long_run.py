@@ -4,6 +4,7 @@ checkpoint the last one committed, and commits where it got to.
 
     python baselines/surrogate_long_run.py start     # data if missing, the committed checkpoint, fit on one core
     python baselines/surrogate_long_run.py status    # epochs, validation RMSE, learning rate
+    python baselines/surrogate_long_run.py stop      # end the background fit as Ctrl-C would
     python baselines/surrogate_long_run.py save      # the latest checkpoint and metrics into the repository
 
 Stage 4 of the shipped GRU's card (``jaxclimate/climate/weights/gru.json``): from the shipped
@@ -46,8 +47,10 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,7 +106,10 @@ def _python(args: list[str], log: Path | None = None, background: bool = False, 
         subprocess.run(command, check=True, cwd=ROOT)
         return None
     out = open(log, "a") if log else subprocess.DEVNULL
-    return subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    # a shell starting this in the background ignores SIGINT, and the child would inherit that:
+    # restore it, so that ``stop`` (SIGINT) ends fit cleanly after saving, as Ctrl-C does
+    restore_interrupt = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
+    return subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=restore_interrupt)
 
 
 def trained_files(use: str) -> list[Path]:
@@ -164,7 +170,35 @@ def start(stage: int = CURRENT, core: int = 1) -> None:
     runs = {k: _restore(k) for k in STAGES}
     log = WORK / f"fit{stage}.log"
     proc = _python(_fit_command(stage, runs[stage]), log, background=True, core=core)
+    (WORK / f"fit{stage}.pid").write_text(str(proc.pid))
     print(f"stage {stage}: fit started (pid {proc.pid}) on core {core} in {runs[stage]}; log {log}")
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (an ended child nobody has reaped yet stays as a zombie, state Z)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def stop(stage: int = CURRENT, wait_s: float = 300.0) -> None:
+    """Interrupt ``stage``'s background fit as Ctrl-C would (it keeps the last finished epoch
+    and writes its final metrics) and wait for it to end."""
+    pid_file = WORK / f"fit{stage}.pid"
+    if not pid_file.exists():
+        raise SystemExit(f"stage {stage}: no fit was started on this machine ({pid_file} is missing)")
+    pid = int(pid_file.read_text())
+    try:
+        os.kill(pid, signal.SIGINT)
+    except ProcessLookupError:
+        print(f"stage {stage}: fit (pid {pid}) had already ended")
+        return
+    deadline = time.monotonic() + wait_s
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(2)
+    ended = not _running(pid)
+    print(f"stage {stage}: fit (pid {pid}) {'ended' if ended else f'still running after {wait_s:.0f} s'}; {status(stage)['epochs']} epochs kept")
 
 
 def _metrics(stage: int) -> list[dict]:
@@ -475,7 +509,7 @@ def plot() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["start", "status", "save", "plot", "evaluate", "trained", "ship", "table"])
+    parser.add_argument("command", choices=["start", "stop", "status", "save", "plot", "evaluate", "trained", "ship", "table"])
     parser.add_argument(
         "--stage",
         type=int,
@@ -498,6 +532,8 @@ def main(argv: list[str] | None = None) -> int:
         evaluate(args.stage, args.trajectories)
     elif args.command == "start":
         start(args.stage, args.core)
+    elif args.command == "stop":
+        stop(args.stage)
     elif args.command == "save":
         save()
     elif args.command == "plot":
