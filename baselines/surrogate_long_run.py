@@ -473,13 +473,19 @@ def plot() -> None:
             continue
         start = _lineage_steps(stage)
         steps = [start + sum(r["steps"] for r in rows[: i + 1]) for i in range(len(rows))]
+        colour = f"C{stage % 7}"  # matplotlib's C7 is grey, too near stage 1's black
         val = _fit_config(stage).get("val_samples")
         val = "whole split" if val is None else f"{val // 1000}k windows"
-        ax.plot(steps, [r["val_rmse"] for r in rows], lw=0.8, color=f"C{stage}", label=f"stage {stage}: validation ({val})")
-        ax.plot(steps, [r["train_rmse"] for r in rows], lw=0.8, alpha=0.4, color=f"C{stage}", label=f"stage {stage}: training batches")
+        ax.plot(steps, [r["val_rmse"] for r in rows], lw=0.8, color=colour, label=f"stage {stage}: validation ({val})")
+        ax.plot(steps, [r["train_rmse"] for r in rows], lw=0.8, alpha=0.4, color=colour, label=f"stage {stage}: training batches")
     ax.axhline(PAPER_TEST_RMSE, color="k", ls="--", lw=0.8, label="paper test RMSE (Table 1, GRU)")
     ax.axhline(STAGE3_TEST_RMSE, color="grey", ls=":", lw=0.8, label="stage 3's weights, test RMSE")
-    ax.set(yscale="log", xlabel="optimizer steps (batch 512) since the first stage", ylabel="RMSE (K)", title="GRU surrogate: training")
+    ax.set(
+        yscale="log",
+        xlabel="optimizer steps (batch 512) behind the weights (stage 7 from scratch)",
+        ylabel="RMSE (K)",
+        title="GRU surrogate: training",
+    )
     ax.legend(fontsize=7)
     records = sorted(_evaluations(), key=lambda r: r["passes"])
     if records:
