@@ -112,9 +112,9 @@ def _python(args: list[str], log: Path | None = None, background: bool = False, 
     return subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=restore_interrupt)
 
 
-def trained_files(use: str) -> list[Path]:
-    """The trajectories files of the IPPO runs for ``use`` ("train" or "heldout")."""
-    return [TRAINED / name / "trajectories.npz" for name in TRAINED_RUNS if name.startswith(f"{use}_")]
+def trained_files(use: str | None = None) -> list[Path]:
+    """The trajectories files of the IPPO runs for ``use`` ("train" or "heldout"; None: every run)."""
+    return [TRAINED / name / "trajectories.npz" for name in TRAINED_RUNS if use is None or name.startswith(f"{use}_")]
 
 
 def trained_runs(use: str | None = None, core: int = 0) -> list[Path]:
@@ -129,7 +129,7 @@ def trained_runs(use: str | None = None, core: int = 0) -> list[Path]:
             shutil.rmtree(run, ignore_errors=True)
             args = ["-m", "jaxclimate.train", "--env", f"climate-mitigation-{scenario}", "--preset", "paper", "--network", network]
             _python([*args, "--seeds", str(seeds), "--seed", str(first), "--run-dir", str(run), "--no-plots", "--quiet"], core=core)
-    return trained_files(use) if use else [TRAINED / name / "trajectories.npz" for name in TRAINED_RUNS]
+    return trained_files(use)
 
 
 def _restore(stage: int) -> Path:
@@ -201,16 +201,22 @@ def stop(stage: int = CURRENT, wait_s: float = 300.0) -> None:
     print(f"stage {stage}: fit (pid {pid}) {'ended' if ended else f'still running after {wait_s:.0f} s'}; {status(stage)['epochs']} epochs kept")
 
 
+def _run_file(stage: int, name: str) -> Path | None:
+    """A file of ``stage``'s run: this machine's copy, else the committed one (None: neither)."""
+    folder, saved, _, _ = STAGES[stage]
+    return next((p for p in (WORK / folder / name, saved / name) if p.exists()), None)
+
+
+def _read_jsonl(path: Path | None) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path and path.exists() else []
+
+
 def _metrics(stage: int) -> list[dict]:
-    path = WORK / STAGES[stage][0] / "metrics.jsonl"
-    if not path.exists():
-        path = STAGES[stage][1] / "metrics.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    return _read_jsonl(_run_file(stage, "metrics.jsonl"))
 
 
 def _fit_config(stage: int) -> dict:
-    folder, saved, _, _ = STAGES[stage]
-    path = next((p for p in (WORK / folder / "fit_config.json", saved / "fit_config.json") if p.exists()), None)
+    path = _run_file(stage, "fit_config.json")
     return json.loads(path.read_text()) if path else {}
 
 
@@ -220,7 +226,7 @@ def _best(rows: list[dict]) -> dict:
 
 
 def _evaluations() -> list[dict]:
-    return [json.loads(line) for line in EVALUATIONS.read_text().splitlines() if line.strip()] if EVALUATIONS.exists() else []
+    return _read_jsonl(EVALUATIONS)
 
 
 def status(stage: int = CURRENT) -> dict:
@@ -257,14 +263,12 @@ EVALUATIONS = SAVED / "evaluations.jsonl"
 def _lineage_steps(stage: int) -> int:
     """Optimizer steps behind the weights a stage started from: stage 4 starts from stage 3's
     weights (shipped then), stages 5-6 from the best epoch of the one before, stage 7 from scratch."""
-    before = STARTS_FROM[stage]
-    if before is None:
-        return 0
-    if before == 3:
-        return STAGE3_STEPS
-    rows = _metrics(before)
-    best = _best(rows)
-    return _lineage_steps(before) + sum(r["steps"] for r in rows[: best["epoch"]])
+    chain, root = lineage(stage)
+    steps = STAGE3_STEPS if root == 3 else 0
+    for earlier in chain[:-1]:  # each up to its best epoch, whose weights the next one started from
+        rows = _metrics(earlier)
+        steps += sum(r["steps"] for r in rows[: _best(rows)["epoch"]])
+    return steps
 
 
 def evaluate(stage: int, trajectories: list[Path]) -> dict:
@@ -368,9 +372,9 @@ def _root_notes(root: int | None) -> str:
     init_card.json), or none for a stage from scratch."""
     if root is None:
         return ""
-    folder, saved, _, _ = STAGES[4]
-    card = next(p for p in (WORK / folder / "init_card.json", saved / "init_card.json") if p.exists())
-    return json.loads(card.read_text())["notes"].replace("Three stages on a 2-core CPU.", "Trained in stages on a 2-core CPU.")
+    return json.loads(_run_file(4, "init_card.json").read_text())["notes"].replace(
+        "Three stages on a 2-core CPU.", "Trained in stages on a 2-core CPU."
+    )
 
 
 def _source_line(rows: dict, label: str) -> str:
@@ -464,7 +468,7 @@ def plot() -> None:
     fig, (ax, ev) = plt.subplots(1, 2, figsize=(14, 4.8))
     stage1 = ROOT / "jaxclimate" / "climate" / "weights" / "gru_training_metrics.jsonl"
     if stage1.exists():  # the authors' recipe in 200-step epochs, beside stage 7's in passes
-        rows = [json.loads(line) for line in stage1.read_text().splitlines() if line.strip()]
+        rows = _read_jsonl(stage1)
         steps = [sum(r["steps"] for r in rows[: i + 1]) for i in range(len(rows))]
         ax.plot(steps, [r["val_rmse"] for r in rows], lw=0.8, color="k", label="stage 1: validation (authors' recipe, 200-step epochs)")
     for stage in STAGES:

@@ -142,11 +142,6 @@ def _check_matches(expected: Any, got: Any, message: str) -> None:
         raise ValueError(f"{message}: missing {missing}, unexpected {extra}, wrong shapes {wrong}")
 
 
-def _training_stages(config: dict, defaults: dict, epochs_run: int) -> list[tuple[dict, int]]:
-    """[(fit config dict, epochs)] from the first run to this one (see :func:`_training_chain`)."""
-    return _training_chain(config, defaults, epochs_run)[0]
-
-
 def _training_chain(config: dict, defaults: dict, epochs_run: int) -> tuple[list[tuple[dict, int]], dict | None]:
     """([(fit config dict, epochs)] from the first run to this one, the card of the shipped
     weights the chain starts from or None), following ``init_from`` through the earlier run

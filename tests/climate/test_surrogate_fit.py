@@ -204,7 +204,7 @@ def test_a_card_names_each_stages_extra_data_and_how_to_make_it(tmp_path):
     (first / "fit_config.json").write_text(json.dumps({**defaults, "extra_data": extra("plain")}))
     (first / "metrics.jsonl").write_text('{"epoch": 1}\n{"epoch": 2}\n{"epoch": 3}\n')
     config = fit.FitConfig(init_from=str(first), extra_data=extra("mixed", trained=("train_ii_mlp",)))
-    stages = weights_io._training_stages(dataclasses.asdict(config), defaults, 4)
+    stages, _ = weights_io._training_chain(dataclasses.asdict(config), defaults, 4)
     assert [epochs for _, epochs in stages] == [3, 4]
     extras = weights_io._extra_data_commands(stages)
     (name1, plain), (name2, mixed) = extras.values()
