@@ -18,6 +18,8 @@ from typing import Any, Callable
 
 #: the exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it
 INTERRUPTED = 130
+#: the exit status of a command whose output reader went away (128 + SIGPIPE)
+CLOSED_PIPE = 141
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -38,14 +40,26 @@ def guarded(main: Callable[[], Any], what: str) -> int:
     """Run ``main`` and return its exit status: what it returns where that is an int, else 0
     (a baseline's ``main`` returns its results, for the callers that import it); Ctrl-C at
     any moment ends it with one line (``what``: the command, as the line names it). ``main``
-    says itself what was kept."""
+    says itself what was kept. Output piped to a reader that stops early (``--list | head``)
+    ends it quietly with status 141, as a shell reports SIGPIPE, instead of a traceback."""
     try:
         _import_holding_interrupts(NATIVE_IMPORTS)
         status = main()
+        sys.stdout.flush()  # here, so a closed pipe is caught below and not at interpreter exit
         return status if isinstance(status, int) else 0
     except KeyboardInterrupt:
         _quiet_line(f"\n{what}: interrupted")
         return INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return CLOSED_PIPE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: the reader is gone, and Python's flush at exit must not
+    raise a second time (the recipe of Python's ``signal`` documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _import_holding_interrupts(modules: tuple[str, ...]) -> None:

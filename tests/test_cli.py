@@ -32,3 +32,23 @@ def test_guarded_exits_0_after_a_main_that_returns_its_results():
     assert guarded(lambda: {"rows": [1, 2]}, "baselines/x.py") == 0
     assert guarded(lambda: None, "x") == 0
     assert guarded(lambda: 2, "x") == 2
+
+
+def test_guarded_ends_quietly_when_the_reader_of_its_output_goes_away():
+    # `--list | head -1`: the reader closes the pipe after one line; the command must end with
+    # SIGPIPE's status and no traceback, not "BrokenPipeError" on stderr
+    import subprocess
+    import sys
+
+    script = (
+        "from jaxclimate._cli import guarded\n"
+        "def main():\n"
+        "    for i in range(200000):\n"
+        "        print('row', i)\n"
+        "raise SystemExit(guarded(main, 'x'))\n"
+    )
+    writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert writer.stdout.readline() == b"row 0\n"
+    writer.stdout.close()
+    assert writer.wait(timeout=60) == 141
+    assert b"Traceback" not in writer.stderr.read()
