@@ -250,9 +250,9 @@ def save() -> None:
     schedule) and metrics, into the repository, replacing the last session's; then the curves."""
     for stage, (folder, saved, _, _) in STAGES.items():
         run = WORK / folder
-        if not (run / "checkpoints").exists():
+        steps = sorted((p for p in (run / "checkpoints").glob("*") if p.name.isdigit()), key=lambda p: int(p.name))
+        if not steps:  # not started on this machine, or still in its first epoch
             continue
-        steps = sorted((p for p in (run / "checkpoints").iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
         if (saved / "checkpoints").exists():
             shutil.rmtree(saved / "checkpoints")
         (saved / "checkpoints").mkdir(parents=True)
