@@ -433,7 +433,7 @@ def stage_notes(stage: int, record: dict) -> str:
 
 
 def table() -> str:
-    """The evaluations as a markdown table (docs/climate_mitigation.md §5.6)."""
+    """The evaluations as a markdown table: docs/climate_mitigation.md §5.6 (``docs/generate_tables.py`` writes it there)."""
     records = _evaluations()
     head = "| weights | passes | test RMSE | paper train split | (i) random · τ | (i) scripted · τ | (ii) random · τ | (ii) scripted · τ | trained IPPO (i) | trained IPPO (ii) |"
     lines = [head, "|---|" + "---:|" * 9]

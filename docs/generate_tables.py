@@ -1,5 +1,5 @@
-"""Write the tables of docs/results.md (and of docs/ebm_calibrated.md) that come from the JSON records,
-so the pages cannot drift from what was measured.
+"""Write the tables of docs/results.md (and of the other pages ``PAGES`` lists) that come from the
+records, so the pages cannot drift from what was measured.
 
 Each generated table sits between two comments in the page, ``<!-- table:NAME -->`` and
 ``<!-- /table:NAME -->``; ``TABLES`` (``CALIBRATED_TABLES`` for the second page; ``PAGES`` lists
@@ -884,6 +884,23 @@ def rendered(text: str) -> dict[str, str]:
     return {m["name"]: m["body"].strip("\n") for m in BLOCK.finditer(text)}
 
 
+# --- the surrogate's training stages (baselines/surrogate_long_run.py), on docs/climate_mitigation.md §5.6 ----
+
+SURROGATE_PAGE = ROOT / "docs" / "climate_mitigation.md"
+
+
+def surrogate_stages() -> str:
+    """baselines/results/surrogate_long_run/evaluations.jsonl, one row per evaluation, as the script's own
+    ``table`` command prints it (one builder for both): `passes`, `test_rmse`, `paper_split_rmse.train`, each
+    held-out source's `policy_paths[].rmse_K` · `kendall_tau_T`, the trained-IPPO episodes' RMSE pooled per scenario."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("surrogate_long_run", ROOT / "baselines" / "surrogate_long_run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.table()
+
+
 #: each page with generated tables -> its generators
 INTERFACES_TABLES = {"jaxmarl-ippo": jaxmarl_ippo}
 APG_TABLES = {
@@ -894,7 +911,15 @@ APG_TABLES = {
     "apg-shac": apg_shac,
 }
 ROBUST_TABLES = {"robust-distributions": robust_distributions, "robust-results": robust_results}
-PAGES = {PAGE: TABLES, CALIBRATED_PAGE: CALIBRATED_TABLES, INTERFACES_PAGE: INTERFACES_TABLES, APG_PAGE: APG_TABLES, ROBUST_PAGE: ROBUST_TABLES}
+SURROGATE_TABLES = {"surrogate-stages": surrogate_stages}
+PAGES = {
+    PAGE: TABLES,
+    CALIBRATED_PAGE: CALIBRATED_TABLES,
+    INTERFACES_PAGE: INTERFACES_TABLES,
+    APG_PAGE: APG_TABLES,
+    ROBUST_PAGE: ROBUST_TABLES,
+    SURROGATE_PAGE: SURROGATE_TABLES,
+}
 
 
 def regenerate(text: str, tables: dict = TABLES) -> str:
