@@ -51,15 +51,30 @@ def guarded(main: Callable[[], Any], what: str) -> int:
         _quiet_line(f"\n{what}: interrupted")
         return INTERRUPTED
     except BrokenPipeError:
-        _silence_stdout()
+        if not _stdout_closed():
+            raise  # another pipe broke (a worker's, a subprocess's): a real error, with its traceback
         return CLOSED_PIPE
 
 
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null: the reader is gone, and Python's flush at exit must not
-    raise a second time (the recipe of Python's ``signal`` documentation)."""
+def _stdout_closed() -> bool:
+    """Whether stdout's reader is gone (the write end of a pipe polls POLLERR once its read end is
+    closed); if so, point stdout at /dev/null so that Python's flush at exit does not raise a
+    second time (the recipe of Python's ``signal`` documentation)."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):  # stdout without a file descriptor: not a pipe
+        return False
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        if not any(events & select.POLLERR for _, events in poller.poll(0)):
+            return False
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, fd)
+    os.close(devnull)
+    return True
 
 
 def _import_holding_interrupts(modules: tuple[str, ...]) -> None:

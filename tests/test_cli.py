@@ -50,5 +50,17 @@ def test_guarded_ends_quietly_when_the_reader_of_its_output_goes_away():
     writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert writer.stdout.readline() == b"row 0\n"
     writer.stdout.close()
-    assert writer.wait(timeout=60) == 141
-    assert b"Traceback" not in writer.stderr.read()
+    _, errors = writer.communicate(timeout=60)
+    assert writer.returncode == 141
+    assert b"Traceback" not in errors
+
+
+def test_guarded_keeps_the_traceback_of_another_broken_pipe():
+    # a pipe other than stdout (a worker's) breaking is an error to show, not a reader gone away
+    from jaxclimate._cli import guarded
+
+    def main():
+        raise BrokenPipeError("worker pipe")
+
+    with pytest.raises(BrokenPipeError, match="worker pipe"):
+        guarded(main, "x")
