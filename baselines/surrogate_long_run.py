@@ -1,4 +1,4 @@
-"""The GRU surrogate trained towards the paper's budget, on one CPU core in the background, across
+"""The GRU surrogate trained towards the paper's budget, a stage per CPU core in the background, across
 working sessions (docs/climate_mitigation.md §5.6): each session restarts it from the
 checkpoint the last one committed, and commits where it got to.
 
@@ -28,7 +28,7 @@ Stage 6: from stage 5's best, the same data plus the episodes of 16 trained IPPO
 
 Stage 7 (the one ``start`` runs by default): the authors' recipe as written, from scratch. Stage 1 of
 the card ran it in epochs of 200 steps, so its "5 epochs without a better validation RMSE"
-halved the rate after 1,000 steps where the authors' halves after 5 passes (8,340 steps): the
+halved the rate after 1,000 steps where the authors' halves after 5 passes (8,335 steps): the
 rate fell from 1e-3 to 2.5e-4 within 14,000 steps, and every stage since fine-tuned those
 weights at rates of 1e-4 and below. Stage 7 keeps an epoch one pass (fit's defaults), so the
 rate stays at 1e-3 until the validation RMSE stalls for 5 passes, as in the authors' run.
@@ -86,7 +86,7 @@ def _fine_tune(start_from: str, lr: str, epochs: str, *more: str) -> list[str]:
 
 
 #: the authors' recipe as their train.yaml writes it (fit's defaults): from scratch, the paper's
-#: data only, AdamW lr 1e-3, an epoch one pass over the training windows (1,668 steps of batch
+#: data only, AdamW lr 1e-3, an epoch one pass over the training windows (1,667 steps of batch
 #: 512), the whole validation split every epoch, the rate halved after 5 epochs without a better
 #: validation RMSE, early stopping after 30, at most 250 epochs
 AUTHORS = ["-m", "jaxclimate.climate.fit", "--model", "gru"]
@@ -95,7 +95,7 @@ STAGES = {  # stage -> (run folder under WORK, where it is committed, extra data
     5: ("RUN5", SAVED / "stage5", "EXTRA40k", _fine_tune(str(WORK / "RUN4"), "3e-5", "250")),
     6: ("RUN6", SAVED / "stage6", "EXTRA72k", _fine_tune(str(WORK / "RUN5"), "3e-5", "250", "--extra-fraction", "0.5")),
     7: ("RUN7", SAVED / "stage7", None, AUTHORS),
-    # an epoch as many steps as one of stage 7's passes, so their epochs (and the schedule's 5-epoch patience) match
+    # an epoch about one of stage 7's passes (1,667 steps; 1,668 as started), so the schedule's 5-epoch patience means the same
     8: ("RUN8", SAVED / "stage8", "EXTRA72k", [*AUTHORS, "--extra-fraction", "0.5", "--steps-per-epoch", "1668"]),
 }
 #: the stage each starts from (its best weights): 3 is the weights shipped before stage 5, None from scratch
@@ -107,7 +107,7 @@ RUN_FILES = ("metrics.jsonl", "fit_config.json", "final_metrics.json", "init_car
 
 
 def _python(args: list[str], log: Path | None = None, background: bool = False, core: int = 1) -> subprocess.Popen | None:
-    """``python ARGS`` on one core (core 1 for the training: the other stays free for the session's work)."""
+    """``python ARGS`` pinned to ``core`` (a background fit keeps to its core; stage 7 trains on core 1)."""
     pin = ["taskset", "-c", str(core)] if shutil.which("taskset") and os.cpu_count() and os.cpu_count() > 1 else []
     command = [*pin, sys.executable, *args]
     if not background:
@@ -270,7 +270,7 @@ EVALUATIONS = SAVED / "evaluations.jsonl"
 
 def _lineage_steps(stage: int) -> int:
     """Optimizer steps behind the weights a stage started from: stage 4 starts from stage 3's
-    weights (shipped then), stages 5-6 from the best epoch of the one before, stage 7 from scratch."""
+    weights (shipped then), stages 5-6 from the best epoch of the one before, stages 7-8 from scratch."""
     chain, root = lineage(stage)
     steps = STAGE3_STEPS if root == 3 else 0
     for earlier in chain[:-1]:  # each up to its best epoch, whose weights the next one started from
@@ -284,7 +284,8 @@ def evaluate(stage: int, trajectories: list[Path]) -> dict:
     --stop-after-epochs`` at its last epoch: nothing trained, the best weights evaluated on the
     paper's test split) and replayed on the held-out policy paths (``surrogate_policy_error.py``,
     seed 1, plus ``trajectories``: trained-policy episodes never used in training); one line
-    appended to ``evaluations.jsonl``. Runs on core 0 while the training goes on on core 1."""
+    appended to ``evaluations.jsonl`` (run ``docs/generate_tables.py`` after, for the table of §5.6).
+    Runs on core 0, beside stage 7 on core 1 (and sharing core 0 with stage 8 where it runs)."""
     if stage == 3:  # evaluated while it was the shipped GRU; the package now ships stage 5's
         raise SystemExit("stage 3 was evaluated while it was shipped (evaluations.jsonl); its weights are in the git history only")
     run, copy, export = WORK / STAGES[stage][0], WORK / f"eval{stage}", WORK / f"export{stage}"
@@ -326,7 +327,7 @@ def paper_split_rmse(weights: Path) -> dict[str, float]:
     training split without the extra paths: a training RMSE far below the test RMSE says the
     gap is the data (generalisation), one near it says capacity or optimisation."""
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
-        os.sched_setaffinity(0, {0})  # before JAX starts its threads: core 1 trains
+        os.sched_setaffinity(0, {0})  # before JAX starts its threads: core 1 trains stage 7
     import jax
 
     from jaxclimate.climate import dataset, fit
@@ -360,12 +361,12 @@ STAGE_NOTES = {  # what each stage did, for the shipped card's notes (stages 1-3
     "seeds 0-3, both scenarios, the paper's preset; baselines/surrogate_long_run.py trained), half of every batch from the paper's "
     "scenarios (--extra-fraction 0.5; joined uniformly they would be 16 %), cosine decay from lr 3e-5 over 250 epochs.",
     7: "(7) The authors' recipe as their train.yaml writes it, from scratch, on the paper's 20,000 scenarios only: AdamW lr "
-    "1e-3, an epoch one pass over the training windows (1,668 steps of batch 512), the whole validation split every epoch, "
+    "1e-3, an epoch one pass over the training windows (1,667 steps of batch 512), the whole validation split every epoch, "
     "the rate halved after 5 epochs without a better validation RMSE, early stopping after 30, at most 250 epochs; on one "
     "CPU core in the background across sessions (~300 s an epoch), stopped after epoch {epochs} (best {best}).",
     8: "(8) The authors' recipe as (7), from scratch, with the training data of (6): the paper's 20,000 scenarios plus 40,000 "
     "random and scripted policy paths and 32,000 episodes of 16 trained IPPO policies in the training split only, half of "
-    "every batch from the paper's scenarios (--extra-fraction 0.5), an epoch 1,668 steps (one of (7)'s passes); on one CPU "
+    "every batch from the paper's scenarios (--extra-fraction 0.5), an epoch 1,668 steps (about one of (7)'s passes); on one CPU "
     "core in the background across sessions, stopped after epoch {epochs} (best {best}).",
 }
 
@@ -384,7 +385,7 @@ def _family(stage: int) -> int:
     if stage == 3:
         return 3
     chain, root = lineage(stage)
-    return 3 if root == 3 else chain[0]
+    return root or chain[0]
 
 
 def _root_notes(root: int | None) -> str:
@@ -549,7 +550,7 @@ def main(argv: list[str] | None = None) -> int:
         help="start: which stage trains (default the current one); evaluate, ship: which stage's best weights (3: stage 3's, shipped before stage 5)",
     )
     parser.add_argument("--trajectories", type=Path, nargs="*", default=[], help="evaluate: trained-policy episodes (trajectories.npz)")
-    parser.add_argument("--core", type=int, default=1, help="start: the core the training runs on (the other stays free)")
+    parser.add_argument("--core", type=int, default=1, help="start: the core the training runs on (stage 7 on 1, stage 8 on 0)")
     args = parser.parse_args(argv)
     if args.command == "evaluate" and not args.trajectories:  # the held-out trained-policy runs, where made
         args.trajectories = [f for f in trained_files("heldout") if f.exists()]

@@ -1,4 +1,4 @@
-"""The documentation site builds without a warning, and the results page shows what the records hold.
+"""The documentation site builds without a warning, and the pages' generated tables show what the records hold.
 
 The site test needs the docs tools (mkdocs, mkdocs-material, mkdocstrings[python]) and is skipped
 without them; the tables test needs nothing but the records.
