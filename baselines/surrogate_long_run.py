@@ -516,15 +516,18 @@ def plot() -> None:
     families: dict[int, list[dict]] = {}  # one line per lineage: stages 3-6 fine-tune one model, 7 and 8 start afresh
     for r in records:
         families.setdefault(_family(r["stage"]), []).append(r)
-    for n, family in enumerate(families.values()):
+    for n, (first, family) in enumerate(sorted(families.items())):
         passes = [r["passes"] for r in family]
         labelled = n == 0  # each series once in the legend
-        ev.plot(passes, [r["test_rmse"] for r in family], "o-k", label="test split (paper protocol)" if labelled else None)
+        hollow = {} if first == 3 else {"mfc": "white"}  # the lineages from scratch, apart from the fine-tuned one
+        ev.plot(passes, [r["test_rmse"] for r in family], "o-k", label="test split (paper protocol)" if labelled else None, **hollow)
         for scenario, colour in (("i", "tab:blue"), ("ii", "tab:orange")):
             paths = [pooled_rmse(r["policy_paths"], f"{scenario}/") for r in family]
-            ev.plot(passes, paths, "s-", color=colour, label=f"({scenario}) random + scripted paths" if labelled else None)
+            ev.plot(passes, paths, "s-", color=colour, label=f"({scenario}) random + scripted paths" if labelled else None, **hollow)
             trained = [pooled_rmse(r["policy_paths"], f"trained: heldout_{scenario}_") for r in family]
-            ev.plot(passes, trained, "^--", color=colour, label=f"({scenario}) trained IPPO episodes" if labelled else None)
+            ev.plot(passes, trained, "^--", color=colour, label=f"({scenario}) trained IPPO episodes" if labelled else None, **hollow)
+    if len(families) > 1:
+        ev.plot([], [], "o", color="grey", mfc="white", label="hollow: stages from scratch (7, 8)")
     if records:
         for scenario, colour in (("i", "tab:blue"), ("ii", "tab:orange")):
             ev.axhline(PAPER_POLICY_RMSE[scenario], color=colour, ls=":", lw=0.8, label=f"paper ({scenario}) policy paths")
