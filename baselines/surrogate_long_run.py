@@ -526,8 +526,9 @@ def plot() -> None:
             ev.plot(passes, paths, "s-", color=colour, label=f"({scenario}) random + scripted paths" if labelled else None, **hollow)
             trained = [pooled_rmse(r["policy_paths"], f"trained: heldout_{scenario}_") for r in family]
             ev.plot(passes, trained, "^--", color=colour, label=f"({scenario}) trained IPPO episodes" if labelled else None, **hollow)
-    if len(families) > 1:
-        ev.plot([], [], "o", color="grey", mfc="white", label="hollow: stages from scratch (7, 8)")
+    from_scratch = [str(first) for first in sorted(families) if first != 3]
+    if from_scratch:  # named from the records, so a stage not yet evaluated is not claimed
+        ev.plot([], [], "o", color="grey", mfc="white", label=f"hollow: stages from scratch ({', '.join(from_scratch)})")
     if records:
         for scenario, colour in (("i", "tab:blue"), ("ii", "tab:orange")):
             ev.axhline(PAPER_POLICY_RMSE[scenario], color=colour, ls=":", lw=0.8, label=f"paper ({scenario}) policy paths")

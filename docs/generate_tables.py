@@ -2,8 +2,8 @@
 records, so the pages cannot drift from what was measured.
 
 Each generated table sits between two comments in the page, ``<!-- table:NAME -->`` and
-``<!-- /table:NAME -->``; ``TABLES`` (``CALIBRATED_TABLES`` for the second page; ``PAGES`` lists
-both) maps each NAME to the function that builds it. Each function's docstring names its
+``<!-- /table:NAME -->``; ``TABLES`` (and each other page's ``*_TABLES``, paired with its page in
+``PAGES``) maps each NAME to the function that builds it. Each function's docstring names its
 record(s) and the field behind each column; the page's wording (row labels, which numbers are
 bold and why) is spelled out beside it.
 
