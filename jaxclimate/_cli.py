@@ -42,6 +42,8 @@ def guarded(main: Callable[[], Any], what: str) -> int:
     any moment ends it with one line (``what``: the command, as the line names it). ``main``
     says itself what was kept. Output piped to a reader that stops early (``--list | head``)
     ends it quietly with status 141, as a shell reports SIGPIPE, instead of a traceback."""
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = _redeliver_swallowed_interrupts(previous_hook)
     try:
         _import_holding_interrupts(NATIVE_IMPORTS)
         status = main()
@@ -54,6 +56,31 @@ def guarded(main: Callable[[], Any], what: str) -> int:
         if not _stdout_closed():
             raise  # another pipe broke (a worker's, a subprocess's): a real error, with its traceback
         return CLOSED_PIPE
+    finally:
+        sys.unraisablehook = previous_hook
+
+
+def _redeliver_swallowed_interrupts(previous_hook: Callable[[Any], None]) -> Callable[[Any], None]:
+    """An ``unraisablehook`` that sends a Ctrl-C again when Python had to swallow it.
+
+    A KeyboardInterrupt raised while Python runs a garbage-collector callback (JAX registers
+    one that runs during compilation) or a ``__del__`` cannot propagate: Python prints
+    "Exception ignored in …" and the command runs on as if no key had been pressed. The hook
+    sends SIGINT once more from a timer thread, a moment later (sent at once, the handler would
+    run inside this hook, where the interrupt is swallowed once more), so that the handler runs
+    again in the main thread after the callback has returned and ends the command as usual."""
+    import signal
+    import threading
+
+    def hook(unraisable: Any) -> None:
+        if issubclass(unraisable.exc_type, KeyboardInterrupt):
+            timer = threading.Timer(0.05, os.kill, args=(os.getpid(), signal.SIGINT))
+            timer.daemon = True
+            timer.start()
+        else:
+            previous_hook(unraisable)
+
+    return hook
 
 
 def _stdout_closed() -> bool:

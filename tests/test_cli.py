@@ -64,3 +64,32 @@ def test_guarded_keeps_the_traceback_of_another_broken_pipe():
 
     with pytest.raises(BrokenPipeError, match="worker pipe"):
         guarded(main, "x")
+
+
+def test_guarded_ends_a_command_whose_ctrl_c_a_garbage_collector_callback_swallowed():
+    # JAX runs a callback at every garbage collection; a Ctrl-C that lands inside it is printed
+    # as "Exception ignored" by Python and lost, and the command ran on to its end (exit 0)
+    import gc
+    import time
+
+    from jaxclimate._cli import INTERRUPTED, guarded
+
+    def swallowing_callback(phase, info, fired=[]):
+        if not fired:
+            fired.append(1)
+            raise KeyboardInterrupt
+
+    def main():
+        gc.callbacks.append(swallowing_callback)
+        try:
+            gc.collect()
+        finally:
+            gc.callbacks.remove(swallowing_callback)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # the rest of the run, which the Ctrl-C must end
+            time.sleep(0.01)
+        return 0
+
+    started = time.monotonic()
+    assert guarded(main, "x") == INTERRUPTED
+    assert time.monotonic() - started < 4
