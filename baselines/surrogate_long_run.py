@@ -97,9 +97,12 @@ STAGES = {  # stage -> (run folder under WORK, where it is committed, extra data
     7: ("RUN7", SAVED / "stage7", None, AUTHORS),
     # an epoch about one of stage 7's passes (1,667 steps; 1,668 as started), so the schedule's 5-epoch patience means the same
     8: ("RUN8", SAVED / "stage8", "EXTRA72k", [*AUTHORS, "--extra-fraction", "0.5", "--steps-per-epoch", "1668"]),
+    # stage 6's fine-tuning of stage 5, applied to stage 7's best weights after 58 passes (those of pass 56), kept
+    # as committed at the session stage 9 began, so that the card's chain says how many passes made them
+    9: ("RUN9", SAVED / "stage9", "EXTRA72k", _fine_tune(str(SAVED / "stage7_pass58"), "3e-5", "250", "--extra-fraction", "0.5")),
 }
 #: the stage each starts from (its best weights): 3 is the weights shipped before stage 5, None from scratch
-STARTS_FROM = {4: 3, 5: 4, 6: 5, 7: None, 8: None}
+STARTS_FROM = {4: 3, 5: 4, 6: 5, 7: None, 8: None, 9: 7}
 CURRENT = 7
 #: what a run folder keeps beside its checkpoints (init_card.json: the card of the shipped weights
 #: stage 4 started from, stage 3's; recovered from git for the run begun before fit kept it)
@@ -228,6 +231,16 @@ def _fit_config(stage: int) -> dict:
     return json.loads(path.read_text()) if path else {}
 
 
+def _rows_behind(stage: int, child: int) -> list[dict]:
+    """``stage``'s epochs as far as ``child`` started from them: those of the folder ``child``'s
+    ``--init-from`` names where it keeps its own (stage 9 starts from stage 7 as it was after 58
+    passes, while stage 7 trains on), else all of ``stage``'s (it had stopped)."""
+    args = STAGES[child][3]
+    start = Path(args[args.index("--init-from") + 1]) if "--init-from" in args else None
+    kept = start / "metrics.jsonl" if start is not None and start != WORK / STAGES[stage][0] else None
+    return _read_jsonl(kept) if kept is not None and kept.exists() else _metrics(stage)
+
+
 def _best(rows: list[dict]) -> dict:
     """The epoch with the lowest validation RMSE (whose weights a run keeps as its best)."""
     return min(rows, key=lambda r: r["val_rmse"])
@@ -273,8 +286,8 @@ def _lineage_steps(stage: int) -> int:
     weights (shipped then), stages 5-6 from the best epoch of the one before, stages 7-8 from scratch."""
     chain, root = lineage(stage)
     steps = STAGE3_STEPS if root == 3 else 0
-    for earlier in chain[:-1]:  # each up to its best epoch, whose weights the next one started from
-        rows = _metrics(earlier)
+    for earlier, child in zip(chain[:-1], chain[1:]):  # each up to its best epoch, whose weights the next one started from
+        rows = _rows_behind(earlier, child)
         steps += sum(r["steps"] for r in rows[: _best(rows)["epoch"]])
     return steps
 
@@ -368,6 +381,9 @@ STAGE_NOTES = {  # what each stage did, for the shipped card's notes (stages 1-3
     "random and scripted policy paths and 32,000 episodes of 16 trained IPPO policies in the training split only, half of "
     "every batch from the paper's scenarios (--extra-fraction 0.5), an epoch 1,668 steps (about one of (7)'s passes); on one CPU "
     "core in the background across sessions, stopped after epoch {epochs} (best {best}).",
+    9: "(9) From (7)'s best weights after 58 passes (those of pass 56, whole-split validation RMSE 5.4e-4 K), the fine-tuning of (6): "
+    "the training data of (6), half of every batch from the paper's scenarios, cosine decay from lr 3e-5 over 250 epochs "
+    "of 200 steps; stopped after epoch {epochs} (best {best}).",
 }
 
 
@@ -406,9 +422,9 @@ def _source_line(rows: dict, label: str) -> str:
 def stage_notes(stage: int, record: dict) -> str:
     """The card's notes for the stages behind ``stage`` (from stage 4, or from scratch), with
     ``record`` (its evaluation) in numbers."""
-    texts = []
-    for k in lineage(stage)[0]:
-        rows = _metrics(k)
+    texts, chain = [], lineage(stage)[0]
+    for k, child in zip(chain, [*chain[1:], None]):
+        rows = _metrics(k) if child is None else _rows_behind(k, child)
         best = _best(rows)
         texts.append(STAGE_NOTES[k].format(epochs=len(rows), best=best["epoch"]))
     rows = record["policy_paths"]
