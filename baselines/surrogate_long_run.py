@@ -298,7 +298,7 @@ def evaluate(stage: int, trajectories: list[Path]) -> dict:
     paper's test split) and replayed on the held-out policy paths (``surrogate_policy_error.py``,
     seed 1, plus ``trajectories``: trained-policy episodes never used in training); one line
     appended to ``evaluations.jsonl`` (run ``docs/generate_tables.py`` after, for the table of §5.6).
-    Runs on core 0, beside stage 7 on core 1 (and sharing core 0 with stage 8 where it runs)."""
+    Runs on core 0, beside stage 7 on core 1 (and sharing core 0 with stage 8 or 9 where one runs)."""
     if stage == 3:  # evaluated while it was the shipped GRU; the package now ships stage 5's
         raise SystemExit("stage 3 was evaluated while it was shipped (evaluations.jsonl); its weights are in the git history only")
     run, copy, export = WORK / STAGES[stage][0], WORK / f"eval{stage}", WORK / f"export{stage}"
