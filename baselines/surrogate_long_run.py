@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import signal
@@ -231,13 +232,24 @@ def _fit_config(stage: int) -> dict:
     return json.loads(path.read_text()) if path else {}
 
 
+def _start_folder(stage: int) -> Path | None:
+    """The run folder whose best weights ``stage`` started from (its ``--init-from``), or None."""
+    args = STAGES[stage][3]
+    return Path(args[args.index("--init-from") + 1]) if "--init-from" in args else None
+
+
+def _branches(stage: int) -> bool:
+    """Whether ``stage`` started from a kept copy of the stage before while that one trains on
+    (stage 9 from stage 7 after 58 passes), not from its run folder once it had stopped."""
+    start, parent = _start_folder(stage), STARTS_FROM.get(stage)
+    return start is not None and parent in STAGES and start != WORK / STAGES[parent][0]
+
+
 def _rows_behind(stage: int, child: int) -> list[dict]:
-    """``stage``'s epochs as far as ``child`` started from them: those of the folder ``child``'s
-    ``--init-from`` names where it keeps its own (stage 9 starts from stage 7 as it was after 58
-    passes, while stage 7 trains on), else all of ``stage``'s (it had stopped)."""
-    args = STAGES[child][3]
-    start = Path(args[args.index("--init-from") + 1]) if "--init-from" in args else None
-    kept = start / "metrics.jsonl" if start is not None and start != WORK / STAGES[stage][0] else None
+    """``stage``'s epochs as far as ``child`` started from them: those the folder ``child``'s
+    ``--init-from`` names keeps, else all of ``stage``'s."""
+    start = _start_folder(child)
+    kept = None if start is None else start / "metrics.jsonl"
     return _read_jsonl(kept) if kept is not None and kept.exists() else _metrics(stage)
 
 
@@ -283,7 +295,8 @@ EVALUATIONS = SAVED / "evaluations.jsonl"
 
 def _lineage_steps(stage: int) -> int:
     """Optimizer steps behind the weights a stage started from: stage 4 starts from stage 3's
-    weights (shipped then), stages 5-6 from the best epoch of the one before, stages 7-8 from scratch."""
+    weights (shipped then), stages 5-6 from the best epoch of the one before, stages 7-8 from scratch,
+    stage 9 from stage 7's best epoch as far as it had run (:func:`_rows_behind`)."""
     chain, root = lineage(stage)
     steps = STAGE3_STEPS if root == 3 else 0
     for earlier, child in zip(chain[:-1], chain[1:]):  # each up to its best epoch, whose weights the next one started from
@@ -397,11 +410,12 @@ def lineage(stage: int) -> tuple[list[int], int | None]:
 
 
 def _family(stage: int) -> int:
-    """The first stage of ``stage``'s lineage (3 for the stages that fine-tune the card's stage 1-3 weights)."""
-    if stage == 3:
-        return 3
-    chain, root = lineage(stage)
-    return root or chain[0]
+    """The first stage of ``stage``'s line in the figure: 3 for the stages that fine-tune the
+    card's stage 1-3 weights one after the other; a stage from scratch, or one that branches off
+    a stage still training (:func:`_branches`), starts its own."""
+    while STARTS_FROM.get(stage) in STAGES and not _branches(stage):
+        stage = STARTS_FROM[stage]
+    return 3 if STARTS_FROM.get(stage) == 3 else stage
 
 
 def _root_notes(root: int | None) -> str:
@@ -529,28 +543,33 @@ def plot() -> None:
     )
     ax.legend(fontsize=7)
     records = sorted(_evaluations(), key=lambda r: r["passes"])
-    families: dict[int, list[dict]] = {}  # one line per lineage: stages 3-6 fine-tune one model, 7 and 8 start afresh
+    families: dict[int, list[dict]] = {}  # one line per family: stages 3-6 fine-tune one model, 7 and 8 start afresh, 9 branches off 7
     for r in records:
         families.setdefault(_family(r["stage"]), []).append(r)
     for n, (first, family) in enumerate(sorted(families.items())):
         passes = [r["passes"] for r in family]
         labelled = n == 0  # each series once in the legend
-        hollow = {} if first == 3 else {"mfc": "white"}  # the lineages from scratch, apart from the fine-tuned one
+        hollow = {} if first == 3 else {"mfc": "white"}  # the other lines, apart from the fine-tuned one
         ev.plot(passes, [r["test_rmse"] for r in family], "o-k", label="test split (paper protocol)" if labelled else None, **hollow)
         for scenario, colour in (("i", "tab:blue"), ("ii", "tab:orange")):
             paths = [pooled_rmse(r["policy_paths"], f"{scenario}/") for r in family]
             ev.plot(passes, paths, "s-", color=colour, label=f"({scenario}) random + scripted paths" if labelled else None, **hollow)
             trained = [pooled_rmse(r["policy_paths"], f"trained: heldout_{scenario}_") for r in family]
             ev.plot(passes, trained, "^--", color=colour, label=f"({scenario}) trained IPPO episodes" if labelled else None, **hollow)
-    from_scratch = [str(first) for first in sorted(families) if first != 3]
-    if from_scratch:  # named from the records, so a stage not yet evaluated is not claimed
-        ev.plot([], [], "o", color="grey", mfc="white", label=f"hollow: stages from scratch ({', '.join(from_scratch)})")
+    others = [
+        f"stage {k} " + ("from scratch" if STARTS_FROM[k] is None else f"from stage {STARTS_FROM[k]}'s weights") for k in sorted(families) if k != 3
+    ]
+    if others:  # named from the records, so a stage not yet evaluated is not claimed
+        ev.plot([], [], "o", color="grey", mfc="white", label="hollow: " + "; ".join(others))
     if records:
         for scenario, colour in (("i", "tab:blue"), ("ii", "tab:orange")):
             ev.axhline(PAPER_POLICY_RMSE[scenario], color=colour, ls=":", lw=0.8, label=f"paper ({scenario}) policy paths")
         ev.axhline(PAPER_TEST_RMSE, color="k", ls=":", lw=0.8, label="paper test RMSE")
-        for r in records:
-            ev.annotate(f"stage {r['stage']}", (r["passes"], r["test_rmse"]), fontsize=7, xytext=(3, 4), textcoords="offset points")
+        placed: list[dict] = []
+        for r in records:  # a label near one already placed goes below its point instead of above
+            near = any(abs(r["passes"] - p["passes"]) < 5 and abs(math.log(r["test_rmse"] / p["test_rmse"])) < 0.2 for p in placed)
+            ev.annotate(f"stage {r['stage']}", (r["passes"], r["test_rmse"]), fontsize=7, xytext=(3, -10 if near else 4), textcoords="offset points")
+            placed.append(r)
         ev.margins(x=0.12)
         ev.set(yscale="log", xlabel=f"passes (samples seen / {TRAIN_WINDOWS:,} paper training windows)", ylabel="RMSE (K)", title="held-out error")
         ev.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
