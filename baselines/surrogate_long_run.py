@@ -41,6 +41,17 @@ fine-tuning stage after. It runs beside stage 7, on the other core.
 
     python baselines/surrogate_long_run.py start --stage 8 --core 0   # another stage, on the other core
 
+Stage 9: stage 6's fine-tuning (its data, half of every batch from the paper's scenarios, cosine
+from 3e-5) applied to stage 7's best weights after 58 passes: whether the recipe's lower test
+error survives learning the paths policies visit.
+
+Stage 10: stage 7's training data ran to a training-split RMSE half its test RMSE (2.7e-4 against
+5.35e-4 K at pass 69), so what is left is partly the gap between training and test scenarios.
+Stage 10 continues stage 7 from its best after 91 passes, at its rate then, with 80,000 fresh
+scenarios of the paper's generator (seeds 20,000-99,999; none in the paper's validation or test
+splits) beside the paper's training scenarios, in passes of stage 7's length, run beside stage 7:
+if the number of scenarios is what is missing, its validation RMSE falls faster per pass.
+
     python baselines/surrogate_long_run.py evaluate --stage K   # test split, held-out policy paths
     python baselines/surrogate_long_run.py table                # the evaluations as markdown
     python baselines/surrogate_long_run.py ship --stage K       # an evaluated stage becomes the shipped GRU
@@ -65,6 +76,20 @@ SAVED = ROOT / "baselines" / "results" / "surrogate_long_run"
 WORK = Path(os.environ.get("JAXCLIMATE_SURROGATE_WORK", "/work/surrogate"))  # the data and run folders (not committed)
 
 DATA = ["-m", "jaxclimate.climate.dataset", "--scenarios", "20000", "--engine", "cicero-jax", "--workers", "1", "--no-progress"]
+FRESH = [
+    *DATA[:2],
+    "--scenarios",
+    "80000",
+    "--first-seed",
+    "20000",
+    "--engine",
+    "cicero-jax",
+    "--chunk-size",
+    "2000",
+    "--workers",
+    "1",
+    "--no-progress",
+]
 EXTRA = ["-m", "jaxclimate.climate.policy_data", "--seed", "0", "--episodes", "10000", "--scenarios", "i", "ii", "--policies", "random", "scripted"]
 FIT = [
     "-m", "jaxclimate.climate.fit", "--model", "gru", "--init-from", "shipped:gru", "--schedule", "cosine", "--lr", "1e-4",
@@ -101,9 +126,18 @@ STAGES = {  # stage -> (run folder under WORK, where it is committed, extra data
     # stage 6's fine-tuning of stage 5, applied to stage 7's best weights after 58 passes (those of pass 56), kept
     # as committed at the session stage 9 began, so that the card's chain says how many passes made them
     9: ("RUN9", SAVED / "stage9", "EXTRA72k", _fine_tune(str(SAVED / "stage7_pass58"), "3e-5", "250", "--extra-fraction", "0.5")),
+    # stage 7 as committed after 91 passes (best pass 89), on at its rate then (1e-3 halved five times) with 80,000 fresh
+    # scenarios of the paper's generator beside the paper's 14,000 training scenarios, sampled uniformly, in stage 7's
+    # passes: run beside stage 7, whether its remaining test-training gap is the number of scenarios
+    10: (
+        "RUN10",
+        SAVED / "stage10",
+        "FRESH80k",
+        [*AUTHORS, "--init-from", str(SAVED / "stage7_pass91"), "--lr", "3.125e-5", "--steps-per-epoch", "1667"],
+    ),
 }
 #: the stage each starts from (its best weights): 3 is the weights shipped before stage 5, None from scratch
-STARTS_FROM = {4: 3, 5: 4, 6: 5, 7: None, 8: None, 9: 7}
+STARTS_FROM = {4: 3, 5: 4, 6: 5, 7: None, 8: None, 9: 7, 10: 7}
 CURRENT = 7
 #: what a run folder keeps beside its checkpoints (init_card.json: the card of the shipped weights
 #: stage 4 started from, stage 3's; recovered from git for the run begun before fit kept it)
@@ -159,9 +193,12 @@ def _restore(stage: int) -> Path:
 
 def _extra_data(name: str) -> Path:
     """An extra training set, made where missing: EXTRA40k the random and scripted paths,
-    EXTRA72k those and the episodes of the training IPPO runs (:func:`trained_runs`)."""
+    EXTRA72k those and the episodes of the training IPPO runs (:func:`trained_runs`), FRESH80k
+    80,000 scenarios of the paper's generator from seed 20,000 on (none of the paper's)."""
     out = WORK / name
-    if not (out / "manifest.json").exists():
+    if name == "FRESH80k":  # resumes where a run was interrupted
+        _python([*FRESH, "--out", str(out)], core=0)
+    elif not (out / "manifest.json").exists():
         trained = [] if name == "EXTRA40k" else [str(f) for f in trained_runs("train")]
         _python([*EXTRA, "--out", str(out), *(["--trajectories", *trained] if trained else [])])
     return out
@@ -397,6 +434,10 @@ STAGE_NOTES = {  # what each stage did, for the shipped card's notes (stages 1-3
     9: "(9) From (7)'s best weights after 58 passes (those of pass 56, whole-split validation RMSE 5.4e-4 K), the fine-tuning of (6): "
     "the training data of (6), half of every batch from the paper's scenarios, cosine decay from lr 3e-5 over 250 epochs "
     "of 200 steps; stopped after epoch {epochs} (best {best}).",
+    10: "(10) From (7)'s best weights after 91 passes (those of pass 89), (7)'s recipe at its rate then (3.1e-5, halved after 5 "
+    "epochs without a better validation RMSE) with 80,000 fresh scenarios of the paper's generator (seeds 20,000-99,999, CICERO-SCM "
+    "in JAX) in the training split beside the paper's 14,000, batches drawn uniformly, an epoch 1,667 steps; stopped after epoch "
+    "{epochs} (best {best}).",
 }
 
 

@@ -58,11 +58,12 @@ def _chunk_path(out: Path, index: int) -> Path:
     return out / f"chunk_{index:05d}.npz"
 
 
-def _write_manifest(out: Path, num_scenarios: int, config: GeneratorConfig, engine: str = "oracle") -> None:
+def _write_manifest(out: Path, num_scenarios: int, config: GeneratorConfig, engine: str = "oracle", first_seed: int = 0) -> None:
     manifest = {
         "format_version": FORMAT_VERSION,
         "num_scenarios": num_scenarios,
-        "seeds": f"0..{num_scenarios - 1}",
+        "seeds": f"{first_seed}..{first_seed + num_scenarios - 1}",
+        **({"first_seed": first_seed} if first_seed else {}),  # absent for the paper's seeds 0..S-1
         "generator": config.to_json(),
         "oracle": {
             "package": "ciceroscm",
@@ -104,9 +105,13 @@ def generate_dataset(
     progress: bool = True,
     max_chunks: int | None = None,
     engine: str = "oracle",
+    first_seed: int = 0,
 ) -> Path:
     """Generate (or resume) ``num_scenarios`` scenarios into ``out``; returns ``out``.
     ``engine``: ``"oracle"`` (ciceroscm) or ``"cicero-jax"`` (the JAX port, float64).
+    ``first_seed``: scenario seeds ``first_seed..first_seed + num_scenarios - 1``; from
+    ``num_scenarios`` of the paper's dataset on, fresh scenarios of the same generator that share
+    none of its validation or test scenarios (extra training data, ``fit --extra-data``).
 
     ``max_chunks`` stops after that many new chunks (for tests and time-boxed runs)."""
     if num_scenarios < 1:
@@ -115,9 +120,11 @@ def generate_dataset(
         raise ValueError(f"chunk_size must be >= 1, got {config.chunk_size}")
     if engine not in ("oracle", "cicero-jax"):
         raise ValueError(f"engine must be 'oracle' or 'cicero-jax', got {engine!r}")
+    if first_seed < 0:
+        raise ValueError(f"first_seed must be >= 0, got {first_seed}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    _write_manifest(out, num_scenarios, config, engine)
+    _write_manifest(out, num_scenarios, config, engine, first_seed)
     n_chunks = -(-num_scenarios // config.chunk_size)
     missing = [i for i in range(n_chunks) if not _chunk_path(out, i).exists()]
     chunk_len = lambda i: min(config.chunk_size, num_scenarios - i * config.chunk_size)  # noqa: E731
@@ -131,7 +138,7 @@ def generate_dataset(
     oracle = None if pool is not None or jax_engine else cicero.CiceroOracle()
     try:
         for index in todo:
-            seeds = np.arange(index * config.chunk_size, min((index + 1) * config.chunk_size, num_scenarios))
+            seeds = first_seed + np.arange(index * config.chunk_size, min((index + 1) * config.chunk_size, num_scenarios))
             emissions = np.stack([scenarios.numpy_scenario(s, tuple(config.bounds), config.alpha, config.smoothing) for s in seeds])
             if jax_engine:
                 from jaxclimate.climate import cicero_jax
@@ -173,8 +180,8 @@ def load_dataset(path: str | Path) -> dict[str, np.ndarray]:
     data = {k: np.concatenate([p[k] for p in parts]) for k in ("seeds", "emissions", "dT")}
     order = np.argsort(data["seeds"])
     data = {k: v[order] for k, v in data.items()}
-    n = manifest["num_scenarios"]
-    if len(data["seeds"]) != n or not np.array_equal(data["seeds"], np.arange(n)):
+    n, first = manifest["num_scenarios"], manifest.get("first_seed", 0)
+    if len(data["seeds"]) != n or not np.array_equal(data["seeds"], first + np.arange(n)):
         raise ValueError(f"{path} is incomplete: {len(data['seeds'])} of {n} scenarios; run the generator again to resume")
     data["manifest"] = manifest
     return data
@@ -219,6 +226,7 @@ def normalisation_stats(emissions_2015_2075: np.ndarray, train: np.ndarray, wind
 def main(argv=None) -> int:
     p = OneLineParser(prog="python -m jaxclimate.climate.dataset", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scenarios", type=int, default=20000, help="number of scenarios S (seeds 0..S-1)")
+    p.add_argument("--first-seed", type=int, default=0, help="seeds FIRST..FIRST+S-1 (e.g. 20000: fresh scenarios beside the paper's 20,000)")
     p.add_argument("--out", type=Path, required=True, help="output folder (created; resumed if it exists)")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--chunk-size", type=int, default=250, help="scenarios per saved chunk")
@@ -236,7 +244,15 @@ def main(argv=None) -> int:
     config = GeneratorConfig(tuple(args.bounds), args.alpha, args.smoothing, args.chunk_size)
     start = time.perf_counter()
     try:
-        generate_dataset(args.out, args.scenarios, workers=args.workers, config=config, progress=not args.no_progress, engine=args.engine)
+        generate_dataset(
+            args.out,
+            args.scenarios,
+            workers=args.workers,
+            config=config,
+            progress=not args.no_progress,
+            engine=args.engine,
+            first_seed=args.first_seed,
+        )
     except KeyboardInterrupt:
         print(f"\ninterrupted: completed chunks are kept in {args.out}; run the same command to resume", file=sys.stderr)
         return 130

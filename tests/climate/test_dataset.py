@@ -41,6 +41,17 @@ def test_resume_with_other_settings_is_refused(tmp_path):
     assert manifest["oracle"]["version"] == "2.1.3" and manifest["num_scenarios"] == 2
 
 
+def test_fresh_scenarios_start_at_first_seed_and_are_the_authors_scenarios_of_those_seeds(tmp_path, golden):
+    # extra training data beside the paper's seeds 0..S-1 shares none of its scenarios
+    ds.generate_dataset(tmp_path, 2, workers=1, config=CONFIG, progress=False, first_seed=5)
+    fresh = ds.load_dataset(tmp_path)
+    np.testing.assert_array_equal(fresh["seeds"], [5, 6])
+    assert fresh["manifest"]["seeds"] == "5..6"
+    np.testing.assert_allclose(fresh["dT"], golden["scen_dT"][5:7], atol=1e-9)
+    with pytest.raises(ValueError, match="different dataset"):  # resuming from other seeds is refused
+        ds.generate_dataset(tmp_path, 2, workers=1, config=CONFIG, progress=False, first_seed=0)
+
+
 def test_cli_reports_bad_arguments(tmp_path, capsys):
     assert ds.main(["--scenarios", "0", "--out", str(tmp_path), "--no-progress"]) == 2
     assert "num_scenarios must be >= 1" in capsys.readouterr().err
