@@ -431,9 +431,12 @@ STAGE_NOTES = {  # what each stage did, for the shipped card's notes (stages 1-3
     "random and scripted policy paths and 32,000 episodes of 16 trained IPPO policies in the training split only, half of "
     "every batch from the paper's scenarios (--extra-fraction 0.5), an epoch 1,668 steps (about one of (7)'s passes); on one CPU "
     "core in the background across sessions, stopped after epoch {epochs} (best {best}).",
-    9: "(9) From (7)'s best weights after 58 passes (those of pass 56, whole-split validation RMSE 5.4e-4 K), the fine-tuning of (6): "
-    "the training data of (6), half of every batch from the paper's scenarios, cosine decay from lr 3e-5 over 250 epochs "
-    "of 200 steps; stopped after epoch {epochs} (best {best}).",
+    9: "(9) From (7)'s best weights after 58 passes (those of pass 56, whole-split validation RMSE 5.4e-4 K), fine-tuned on the "
+    "paper's 20,000 scenarios plus, in the training split only, 40,000 policy-induced paths (policy_data seed 0: 10,000 random "
+    "and 10,000 scripted per scenario) and 32,000 episodes visited by 16 IPPO policies trained on the game (MLP and GRU, seeds "
+    "0-3, both scenarios, the paper's preset; baselines/surrogate_long_run.py trained), half of every batch from the paper's "
+    "scenarios (--extra-fraction 0.5), cosine decay from lr 3e-5 over 250 epochs of 200 steps (~33 s an epoch on one core); "
+    "stopped after epoch {epochs} (best {best}).",
     10: "(10) From (7)'s best weights after 91 passes (those of pass 89), (7)'s recipe at its rate then (3.1e-5, halved after 5 "
     "epochs without a better validation RMSE) with 80,000 fresh scenarios of the paper's generator (seeds 20,000-99,999, CICERO-SCM "
     "in JAX) in the training split beside the paper's 14,000, batches drawn uniformly, an epoch 1,667 steps; stopped after epoch "

@@ -219,9 +219,10 @@ def _card_stages(card: dict, defaults: dict) -> list[tuple[dict, int]]:
     return earlier + [({**defaults, **card["training"]}, int(card["metrics"]["epochs"]))]
 
 
-def _dataset_command(manifest: dict) -> str:
+def _dataset_command(manifest: dict, out: str = "DATA") -> str:
     engine = " --engine cicero-jax" if "cicero_jax" in str(manifest["oracle"].get("engine", "")) else ""
-    return f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']}{engine} --out DATA"
+    first = f" --first-seed {manifest['first_seed']}" if manifest.get("first_seed") else ""
+    return f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']}{first}{engine} --out {out}"
 
 
 def _policy_data_commands(folder: Path, name: str) -> list[str] | None:
@@ -232,6 +233,8 @@ def _policy_data_commands(folder: Path, name: str) -> list[str] | None:
         manifest = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError):
         return None
+    if "generator" in manifest:  # more scenarios of the paper's generator (dataset --first-seed), not policy paths
+        return [_dataset_command(manifest, name)]
     trained = [label.split(": ", 1)[1] for label in manifest.get("trained", {})]
     command = (
         f"python -m jaxclimate.climate.policy_data --seed {manifest['seed']} "
