@@ -69,6 +69,9 @@ class FitConfig:
     # the share of each batch drawn from extra_data's scenarios (None: uniformly over the joined
     # training split, so a large extra set crowds out the paper's scenarios)
     extra_fraction: float | None = None
+    # a dataset folder of more scenarios of the paper's generator (``dataset --first-seed``): they
+    # join the paper's training scenarios, drawn with them (not counted in extra_fraction's share)
+    more_scenarios: str | None = None
 
     def __post_init__(self) -> None:
         checks = {
@@ -102,22 +105,32 @@ class PreparedData:
     extra_start: int | None = None  # scenario ids from here on are the extra data's (None: no extra data)
 
 
-def prepare(data: dict[str, np.ndarray], split_seed: int = 0, window: int = ds.WINDOW, extra: dict[str, np.ndarray] | None = None) -> PreparedData:
+def prepare(
+    data: dict[str, np.ndarray],
+    split_seed: int = 0,
+    window: int = ds.WINDOW,
+    extra: dict[str, np.ndarray] | None = None,
+    more: dict[str, np.ndarray] | None = None,
+) -> PreparedData:
     """Splits, normalisation statistics and device arrays from ``dataset.load_dataset``.
-    ``extra`` (another dataset, e.g. policy-induced paths) joins the training split only:
-    validation, test and the normalisation statistics stay those of ``data``."""
+    ``extra`` (another dataset, e.g. policy-induced paths) and ``more`` (more scenarios of the
+    paper's generator) join the training split only: validation, test and the normalisation
+    statistics stay those of ``data``. Ids: ``data``'s, then ``more``'s, then ``extra``'s
+    (``extra_start``), so that a batch's share of extra data leaves ``more`` with the paper's."""
     n = len(data["seeds"])
     if n < 3:
         raise ValueError(f"need at least 3 scenarios for a train/val/test split, got {n}")
     splits = ds.split_scenarios(n, split_seed)
     mean, std = ds.normalisation_stats(data["emissions"], splits["train"], window)
-    if extra is not None:
-        data = {k: np.concatenate([data[k], extra[k]]) for k in ("emissions", "dT")}
-        splits = {**splits, "train": np.concatenate([splits["train"], n + np.arange(len(extra["emissions"]))])}
+    joined = [d for d in (more, extra) if d is not None]
+    if joined:
+        added = sum(len(d["emissions"]) for d in joined)
+        data = {k: np.concatenate([data[k], *(d[k] for d in joined)]) for k in ("emissions", "dT")}
+        splits = {**splits, "train": np.concatenate([splits["train"], n + np.arange(added)])}
     full = ds.scenarios.full_history(data["emissions"])
     histories = ((full - mean) / std).astype(np.float32)
     targets = data["dT"][:, ds.FIRST_TARGET_INDEX : ds.FIRST_TARGET_INDEX + ds.N_TARGETS].astype(np.float32)
-    extra_start = n if extra is not None else None
+    extra_start = n + (0 if more is None else len(more["emissions"])) if extra is not None else None
     return PreparedData(jnp.asarray(histories), jnp.asarray(targets), splits, mean, std, jnp.asarray(ds.window_indices(window)), extra_start)
 
 
@@ -276,7 +289,8 @@ def fit(
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     _check_run_config(run_dir, config)
-    prepared = prepare(data, config.split_seed, extra=None if config.extra_data is None else ds.load_dataset(config.extra_data))
+    load = lambda folder: None if folder is None else ds.load_dataset(folder)  # noqa: E731
+    prepared = prepare(data, config.split_seed, extra=load(config.extra_data), more=load(config.more_scenarios))
     model_config = sg.SurrogateConfig.paper(config.model)
     model = sg.build_model(model_config)
     optimizer = make_optimizer(config)
@@ -431,6 +445,12 @@ def main(argv=None) -> int:
         default=None,
         help="share of every batch drawn from --extra-data's scenarios, the rest from the paper's (default: uniform over both)",
     )
+    p.add_argument(
+        "--more-scenarios",
+        type=Path,
+        default=None,
+        help="a dataset folder of more of the paper's scenarios (dataset --first-seed 20000) added to the training split, drawn with the paper's",
+    )
     p.add_argument("--time-budget", type=float, default=None, help="minutes; stop cleanly after this")
     p.add_argument(
         "--early-stop-patience",
@@ -455,6 +475,7 @@ def main(argv=None) -> int:
             init_from=None if args.init_from is None else str(args.init_from),
             extra_data=None if args.extra_data is None else str(args.extra_data),
             extra_fraction=args.extra_fraction,
+            more_scenarios=None if args.more_scenarios is None else str(args.more_scenarios),
         )
         data = ds.load_dataset(args.data)
     except (ValueError, FileNotFoundError) as err:

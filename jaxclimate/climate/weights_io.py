@@ -103,6 +103,7 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
             init_from=f"RUN{i - 1}" if i else None,
             export="jaxclimate/climate/weights" if i == len(stages) - 1 else None,
             extra=extras[cfg["extra_data"]][0] if cfg.get("extra_data") else None,
+            more=extras[cfg["more_scenarios"]][0] if cfg.get("more_scenarios") else None,
         )
         for i, (cfg, epochs) in enumerate(stages)
     ]
@@ -184,7 +185,7 @@ def _extra_data_commands(stages: list[tuple[dict, int]], start_card: dict | None
     """Each extra training set the stages used, in order -> (its name in the commands: EXTRA,
     EXTRA2, ...; the commands that make it). A folder that is gone (an earlier session's) takes
     the commands ``start_card`` (the shipped card the chain starts from) recorded for it, in order."""
-    folders = list(dict.fromkeys(cfg["extra_data"] for cfg, _ in stages if cfg.get("extra_data")))
+    folders = list(dict.fromkeys(cfg[key] for cfg, _ in stages for key in ("more_scenarios", "extra_data") if cfg.get(key)))
     recorded = _recorded_extra_commands(start_card)
     out = {}
     for i, folder in enumerate(folders):
@@ -247,7 +248,9 @@ def _policy_data_commands(folder: Path, name: str) -> list[str] | None:
     return [runs, command + " --trajectories " + " ".join(f"trained/{run}/trajectories.npz" for run in trained)]
 
 
-def _fit_command(cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from: str | None, export: str | None, extra: str | None = None) -> str:
+def _fit_command(
+    cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from: str | None, export: str | None, extra: str | None = None, more: str | None = None
+) -> str:
     """The ``fit`` command line that reproduces one training stage (flags only where ``cfg``
     differs from the ``FitConfig`` defaults)."""
     parts = [f"python -m jaxclimate.climate.fit --model {cfg['model']} --data DATA --run-dir {run_dir}"]
@@ -273,6 +276,8 @@ def _fit_command(cfg: dict, defaults: dict, epochs: int, run_dir: str, init_from
             parts.append(f"{flag} {cfg[key]}")
     if cfg.get("extra_data"):
         parts.append(f"--extra-data {extra or 'EXTRA'}")
+    if cfg.get("more_scenarios"):
+        parts.append(f"--more-scenarios {more or 'EXTRA'}")
     if cfg.get("extra_fraction") is not None:
         parts.append(f"--extra-fraction {cfg['extra_fraction']}")
     if export:

@@ -72,6 +72,26 @@ def test_extra_data_joins_the_training_split_only():
     np.testing.assert_allclose(np.asarray(mixed.targets[20:]), extra["dT"][:, 115:176].astype(np.float32))
 
 
+def test_more_scenarios_join_the_papers_group_and_extra_data_keeps_its_share():
+    """--more-scenarios: more of the paper's scenarios join the training split with the paper's
+    (before extra_start, so --extra-fraction's share stays the extra data's); validation, test
+    and the normalisation stay the paper's."""
+    rng = np.random.default_rng(0)
+
+    def fake(n):
+        return {"seeds": np.arange(n), "emissions": rng.uniform(1, 2, (n, 61, 5)), "dT": rng.normal(size=(n, 176))}
+
+    data, more, extra = fake(20), fake(6), fake(7)
+    plain, both = fit.prepare(data), fit.prepare(data, extra=extra, more=more)
+    assert both.extra_start == 26 and len(both.splits["train"]) == len(plain.splits["train"]) + 13
+    for split in ("val", "test"):
+        np.testing.assert_array_equal(both.splits[split], plain.splits[split])
+    np.testing.assert_array_equal(both.mean, plain.mean)
+    np.testing.assert_allclose(np.asarray(both.targets[20:26]), more["dT"][:, 115:176].astype(np.float32))
+    np.testing.assert_allclose(np.asarray(both.targets[26:]), extra["dT"][:, 115:176].astype(np.float32))
+    assert fit.prepare(data, more=more).extra_start is None  # no extra data: batches drawn over the joined split
+
+
 def test_extra_fraction_fixes_each_batchs_share_of_extra_paths():
     """--extra-fraction: the paper's scenarios keep their share of every batch however large
     the extra set is; asked for without extra data, it is refused by name."""

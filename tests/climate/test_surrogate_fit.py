@@ -234,6 +234,10 @@ def test_a_card_names_fresh_scenarios_of_the_papers_generator_by_their_dataset_c
         "EXTRA",
         ["python -m jaxclimate.climate.dataset --scenarios 80000 --first-seed 20000 --engine cicero-jax --out EXTRA"],
     )
+    # joined to the paper's scenarios (--more-scenarios), it is named so in the fit command
+    more = [({**defaults, "more_scenarios": str(fresh)}, 3)]
+    ((name, _),) = weights_io._extra_data_commands(more).values()
+    assert weights_io._fit_command(more[0][0], defaults, 3, "RUN", None, None, more=name).endswith("--more-scenarios EXTRA")
 
 
 def test_a_run_from_the_shipped_weights_keeps_the_card_it_started_from(tmp_path):
