@@ -135,9 +135,17 @@ STAGES = {  # stage -> (run folder under WORK, where it is committed, extra data
         "FRESH80k",
         [*AUTHORS, "--init-from", str(SAVED / "stage7_pass91"), "--lr", "3.125e-5", "--steps-per-epoch", "1667"],
     ),
+    # stage 9's fine-tuning of stage 10's best after 14 passes (those of pass 13), kept as committed when stage 11
+    # began, with stage 10's fresh scenarios kept beside the paper's (--more-scenarios: drawn with them)
+    11: (
+        "RUN11",
+        SAVED / "stage11",
+        "EXTRA72k",
+        _fine_tune(str(SAVED / "stage10_pass14"), "3e-5", "250", "--extra-fraction", "0.5", "--more-scenarios", str(WORK / "FRESH80k")),
+    ),
 }
 #: the stage each starts from (its best weights): 3 is the weights shipped before stage 5, None from scratch
-STARTS_FROM = {4: 3, 5: 4, 6: 5, 7: None, 8: None, 9: 7, 10: 7}
+STARTS_FROM = {4: 3, 5: 4, 6: 5, 7: None, 8: None, 9: 7, 10: 7, 11: 10}
 CURRENT = 7
 #: what a run folder keeps beside its checkpoints (init_card.json: the card of the shipped weights
 #: stage 4 started from, stage 3's; recovered from git for the run begun before fit kept it)
@@ -207,6 +215,8 @@ def _extra_data(name: str) -> Path:
 def _fit_command(stage: int, run: Path) -> list[str]:
     _, _, extra, args = STAGES[stage]
     extra_args = [] if extra is None else ["--extra-data", str(_extra_data(extra))]
+    if "--more-scenarios" in args:  # made where missing, as --extra-data's set is
+        _extra_data(Path(args[args.index("--more-scenarios") + 1]).name)
     return [*args, "--data", str(WORK / "DATA"), *extra_args, "--run-dir", str(run)]
 
 
@@ -441,6 +451,12 @@ STAGE_NOTES = {  # what each stage did, for the shipped card's notes (stages 1-3
     "epochs without a better validation RMSE) with 80,000 fresh scenarios of the paper's generator (seeds 20,000-99,999, CICERO-SCM "
     "in JAX) in the training split beside the paper's 14,000, batches drawn uniformly, an epoch 1,667 steps; stopped after epoch "
     "{epochs} (best {best}).",
+    11: "(11) From (10)'s best weights after 14 of its passes (those of pass 13, whole-split validation RMSE 3.4e-4 K), fine-tuned on "
+    "the paper's scenarios and (10)'s 80,000 fresh ones, drawn together for half of every batch (--more-scenarios), and for the other "
+    "half 40,000 policy-induced paths (policy_data seed 0: 10,000 random and 10,000 scripted per scenario) and 32,000 episodes "
+    "visited by 16 IPPO policies trained on the game (MLP and GRU, seeds 0-3, both scenarios, the paper's preset; "
+    "baselines/surrogate_long_run.py trained), all in the training split only (--extra-fraction 0.5), cosine decay from lr 3e-5 "
+    "over 250 epochs of 200 steps; stopped after epoch {epochs} (best {best}).",
 }
 
 
