@@ -602,12 +602,7 @@ def plot() -> None:
         ax.plot(steps, [r["train_rmse"] for r in rows], lw=0.8, alpha=0.4, color=colour, label=f"stage {stage}: training batches")
     ax.axhline(PAPER_TEST_RMSE, color="k", ls="--", lw=0.8, label="paper test RMSE (Table 1, GRU)")
     ax.axhline(STAGE3_TEST_RMSE, color="grey", ls=":", lw=0.8, label="stage 3's weights, test RMSE")
-    ax.set(
-        yscale="log",
-        xlabel="optimizer steps (batch 512) behind the weights (stages 7-8 from scratch)",
-        ylabel="RMSE (K)",
-        title="GRU surrogate: training",
-    )
+    ax.set(yscale="log", xlabel="optimizer steps (batch 512) behind the weights", ylabel="RMSE (K)", title="GRU surrogate: training")
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x / 1000:.0f}k"))
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)  # below: the curves fill the axes
     records = sorted(_evaluations(), key=lambda r: r["passes"])
@@ -624,11 +619,13 @@ def plot() -> None:
             ev.plot(passes, paths, "s-", color=colour, label=f"({scenario}) random + scripted paths" if labelled else None, **hollow)
             trained = [pooled_rmse(r["policy_paths"], f"trained: heldout_{scenario}_") for r in family]
             ev.plot(passes, trained, "^--", color=colour, label=f"({scenario}) trained IPPO episodes" if labelled else None, **hollow)
-    others = [
-        f"stage {k} " + ("from scratch" if STARTS_FROM[k] is None else f"from stage {STARTS_FROM[k]}'s weights") for k in sorted(families) if k != 3
-    ]
-    if others:  # named from the records, so a stage not yet evaluated is not claimed
-        ev.plot([], [], "o", color="grey", mfc="white", label="hollow: " + "; ".join(others))
+    starts: dict[str, list[str]] = {}  # one legend line per start: "from scratch (7)", "from stage 7's weights (9, 10)"
+    for k in sorted(families):
+        if k != 3:
+            starts.setdefault("from scratch" if STARTS_FROM[k] is None else f"from stage {STARTS_FROM[k]}'s weights", []).append(str(k))
+    for n, (start, stages) in enumerate(starts.items()):  # named from the records, so a stage not yet evaluated is not claimed
+        label = f"stage{'s' if len(stages) > 1 else ''} {', '.join(stages)} {start}"
+        ev.plot([], [], "o", color="grey", mfc="white", label=("hollow: " if n == 0 else "") + label)
     if records:
         for scenario, colour in (("i", "tab:blue"), ("ii", "tab:orange")):
             ev.axhline(PAPER_POLICY_RMSE[scenario], color=colour, ls=":", lw=0.8, label=f"paper ({scenario}) policy paths")
