@@ -120,6 +120,11 @@ def prepare(
     n = len(data["seeds"])
     if n < 3:
         raise ValueError(f"need at least 3 scenarios for a train/val/test split, got {n}")
+    if more is not None and np.intersect1d(data["seeds"], more["seeds"]).size:
+        # the same seed is the same scenario: some would be the paper's validation or test scenarios
+        raise ValueError(
+            f"FitConfig.more_scenarios: seeds {more['seeds'].min()}..{more['seeds'].max()} overlap the dataset's; make them with --first-seed {n} or more"
+        )
     splits = ds.split_scenarios(n, split_seed)
     mean, std = ds.normalisation_stats(data["emissions"], splits["train"], window)
     joined = [d for d in (more, extra) if d is not None]

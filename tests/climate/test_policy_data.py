@@ -81,7 +81,7 @@ def test_more_scenarios_join_the_papers_group_and_extra_data_keeps_its_share():
     def fake(n):
         return {"seeds": np.arange(n), "emissions": rng.uniform(1, 2, (n, 61, 5)), "dT": rng.normal(size=(n, 176))}
 
-    data, more, extra = fake(20), fake(6), fake(7)
+    data, more, extra = fake(20), {**fake(6), "seeds": 20 + np.arange(6)}, fake(7)
     plain, both = fit.prepare(data), fit.prepare(data, extra=extra, more=more)
     assert both.extra_start == 26 and len(both.splits["train"]) == len(plain.splits["train"]) + 13
     for split in ("val", "test"):
@@ -90,6 +90,8 @@ def test_more_scenarios_join_the_papers_group_and_extra_data_keeps_its_share():
     np.testing.assert_allclose(np.asarray(both.targets[20:26]), more["dT"][:, 115:176].astype(np.float32))
     np.testing.assert_allclose(np.asarray(both.targets[26:]), extra["dT"][:, 115:176].astype(np.float32))
     assert fit.prepare(data, more=more).extra_start is None  # no extra data: batches drawn over the joined split
+    with pytest.raises(ValueError, match="more_scenarios: seeds 0..5 overlap"):  # the paper's own scenarios again
+        fit.prepare(data, more=fake(6))
 
 
 def test_extra_fraction_fixes_each_batchs_share_of_extra_paths():
