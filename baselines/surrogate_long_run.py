@@ -81,20 +81,8 @@ SAVED = ROOT / "baselines" / "results" / "surrogate_long_run"
 WORK = Path(os.environ.get("JAXCLIMATE_SURROGATE_WORK", "/work/surrogate"))  # the data and run folders (not committed)
 
 DATA = ["-m", "jaxclimate.climate.dataset", "--scenarios", "20000", "--engine", "cicero-jax", "--workers", "1", "--no-progress"]
-FRESH = [
-    *DATA[:2],
-    "--scenarios",
-    "80000",
-    "--first-seed",
-    "20000",
-    "--engine",
-    "cicero-jax",
-    "--chunk-size",
-    "2000",
-    "--workers",
-    "1",
-    "--no-progress",
-]
+#: DATA's generator for 80,000 more scenarios from seed 20,000 on (none of the paper's), in larger chunks
+FRESH = [*DATA[:2], "--scenarios", "80000", "--first-seed", "20000", *DATA[4:], "--chunk-size", "2000"]
 EXTRA = ["-m", "jaxclimate.climate.policy_data", "--seed", "0", "--episodes", "10000", "--scenarios", "i", "ii", "--policies", "random", "scripted"]
 FIT = [
     "-m", "jaxclimate.climate.fit", "--model", "gru", "--init-from", "shipped:gru", "--schedule", "cosine", "--lr", "1e-4",

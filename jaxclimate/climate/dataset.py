@@ -111,7 +111,7 @@ def generate_dataset(
     ``engine``: ``"oracle"`` (ciceroscm) or ``"cicero-jax"`` (the JAX port, float64).
     ``first_seed``: scenario seeds ``first_seed..first_seed + num_scenarios - 1``; from
     ``num_scenarios`` of the paper's dataset on, fresh scenarios of the same generator that share
-    none of its validation or test scenarios (extra training data, ``fit --extra-data``).
+    none of its validation or test scenarios (more training data, ``fit --more-scenarios``).
 
     ``max_chunks`` stops after that many new chunks (for tests and time-boxed runs)."""
     if num_scenarios < 1:

@@ -135,7 +135,8 @@ def prepare(
     full = ds.scenarios.full_history(data["emissions"])
     histories = ((full - mean) / std).astype(np.float32)
     targets = data["dT"][:, ds.FIRST_TARGET_INDEX : ds.FIRST_TARGET_INDEX + ds.N_TARGETS].astype(np.float32)
-    extra_start = n + (0 if more is None else len(more["emissions"])) if extra is not None else None
+    n_more = 0 if more is None else len(more["emissions"])
+    extra_start = None if extra is None else n + n_more
     return PreparedData(jnp.asarray(histories), jnp.asarray(targets), splits, mean, std, jnp.asarray(ds.window_indices(window)), extra_start)
 
 
@@ -294,8 +295,8 @@ def fit(
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     _check_run_config(run_dir, config)
-    load = lambda folder: None if folder is None else ds.load_dataset(folder)  # noqa: E731
-    prepared = prepare(data, config.split_seed, extra=load(config.extra_data), more=load(config.more_scenarios))
+    extra, more = (None if folder is None else ds.load_dataset(folder) for folder in (config.extra_data, config.more_scenarios))
+    prepared = prepare(data, config.split_seed, extra=extra, more=more)
     model_config = sg.SurrogateConfig.paper(config.model)
     model = sg.build_model(model_config)
     optimizer = make_optimizer(config)

@@ -190,7 +190,7 @@ def _extra_data_commands(stages: list[tuple[dict, int]], start_card: dict | None
     out = {}
     for i, folder in enumerate(folders):
         name = "EXTRA" if i == 0 else f"EXTRA{i + 1}"
-        commands = _policy_data_commands(Path(folder), name)
+        commands = _extra_set_commands(Path(folder), name)
         if commands is None:
             commands = (
                 [_renamed_output(c, name) for c in recorded[i]] if i < len(recorded) else [f"python -m jaxclimate.climate.policy_data --out {name}"]
@@ -226,10 +226,11 @@ def _dataset_command(manifest: dict, out: str = "DATA") -> str:
     return f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']}{first}{engine} --out {out}"
 
 
-def _policy_data_commands(folder: Path, name: str) -> list[str] | None:
-    """The commands that regenerate an extra (policy-induced) training set as ``name``: its
-    trained-policy runs where it has them (``baselines/surrogate_long_run.py trained`` makes
-    them under ``trained/``), then ``policy_data``; ``None`` where the folder is gone."""
+def _extra_set_commands(folder: Path, name: str) -> list[str] | None:
+    """The commands that regenerate an extra training set as ``name``: more of the paper's
+    scenarios by ``dataset --first-seed``; policy-induced paths by their trained-policy runs where
+    it has them (``baselines/surrogate_long_run.py trained`` makes them under ``trained/``), then
+    ``policy_data``; ``None`` where the folder is gone."""
     try:
         manifest = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError):
