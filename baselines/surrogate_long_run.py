@@ -84,6 +84,7 @@ DATA = ["-m", "jaxclimate.climate.dataset", "--scenarios", "20000", "--engine", 
 #: DATA's generator for 80,000 more scenarios from seed 20,000 on (none of the paper's), in larger chunks
 FRESH = [*DATA[:2], "--scenarios", "80000", "--first-seed", "20000", *DATA[4:], "--chunk-size", "2000"]
 EXTRA = ["-m", "jaxclimate.climate.policy_data", "--seed", "0", "--episodes", "10000", "--scenarios", "i", "ii", "--policies", "random", "scripted"]
+JITTER = ["-m", "jaxclimate.climate.policy_data", "--seed", "0", "--jitter", "0.975", "1.025"]
 FIT = [
     "-m", "jaxclimate.climate.fit", "--model", "gru", "--init-from", "shipped:gru", "--schedule", "cosine", "--lr", "1e-4",
     "--epochs", "1500", "--steps-per-epoch", "200", "--val-samples", "20000", "--early-stop-patience", "2000",
@@ -136,9 +137,19 @@ STAGES = {  # stage -> (run folder under WORK, where it is committed, extra data
         "EXTRA72k",
         _fine_tune(str(SAVED / "stage10_pass14"), "3e-5", "250", "--extra-fraction", "0.5", "--more-scenarios", str(WORK / "FRESH80k")),
     ),
+    # stage 11's fine-tuning continued from its best after 132 epochs (kept as committed when stage 12 began), with each
+    # policy path joined by a jittered copy (EXTRA72kJ: every gas perturbed on its own): in scenario (i) the levers move
+    # N2O in lock-step with the other gases, and stage 11's N2O response there was 6 % off, which misorders nearly equal
+    # returns of a trained policy's episodes
+    12: (
+        "RUN12",
+        SAVED / "stage12",
+        "EXTRA72kJ",
+        _fine_tune(str(SAVED / "stage11_epoch132"), "1.5e-5", "150", "--extra-fraction", "0.5", "--more-scenarios", str(WORK / "FRESH80k")),
+    ),
 }
 #: the stage each starts from (its best weights): 3 is the weights shipped before stage 5, None from scratch
-STARTS_FROM = {4: 3, 5: 4, 6: 5, 7: None, 8: None, 9: 7, 10: 7, 11: 10}
+STARTS_FROM = {4: 3, 5: 4, 6: 5, 7: None, 8: None, 9: 7, 10: 7, 11: 10, 12: 11}
 CURRENT = 7
 #: what a run folder keeps beside its checkpoints (init_card.json: the card of the shipped weights
 #: stage 4 started from, stage 3's; recovered from git for the run begun before fit kept it)
@@ -194,11 +205,14 @@ def _restore(stage: int) -> Path:
 
 def _extra_data(name: str) -> Path:
     """An extra training set, made where missing: EXTRA40k the random and scripted paths,
-    EXTRA72k those and the episodes of the training IPPO runs (:func:`trained_runs`), FRESH80k
-    80,000 scenarios of the paper's generator from seed 20,000 on (none of the paper's)."""
+    EXTRA72k those and the episodes of the training IPPO runs (:func:`trained_runs`), EXTRA72kJ
+    EXTRA72k's paths each with a jittered copy, FRESH80k 80,000 scenarios of the paper's generator
+    from seed 20,000 on (none of the paper's)."""
     out = WORK / name
     if name == "FRESH80k":  # resumes where a run was interrupted
         _python([*FRESH, "--out", str(out)], core=0)
+    elif name == "EXTRA72kJ" and not (out / "manifest.json").exists():
+        _python([*JITTER, "--jitter-of", str(_extra_data("EXTRA72k")), "--out", str(out)], core=0)
     elif not (out / "manifest.json").exists():
         trained = [] if name == "EXTRA40k" else [str(f) for f in trained_runs("train")]
         _python([*EXTRA, "--out", str(out), *(["--trajectories", *trained] if trained else [])])
@@ -450,6 +464,10 @@ STAGE_NOTES = {  # what each stage did, for the shipped card's notes (stages 1-3
     "visited by 16 IPPO policies trained on the game (MLP and GRU, seeds 0-3, both scenarios, the paper's preset; "
     "baselines/surrogate_long_run.py trained), all in the training split only (--extra-fraction 0.5), cosine decay from lr 3e-5 "
     "over 250 epochs of 200 steps; stopped after epoch {epochs} (best {best}).",
+    12: "(12) From (11)'s best weights after 132 of its epochs, (11)'s data with each of the 72,000 policy paths joined by a "
+    "jittered copy (policy_data --jitter-of EXTRA72k --jitter 0.975 1.025: every gas's path multiplied on its own by the paper's "
+    "smoothed growth perturbation at a third of its bounds, ~10 % by 2065), since the game's levers move the gases together, "
+    "cosine decay from lr 1.5e-5 over 150 epochs of 200 steps; stopped after epoch {epochs} (best {best}).",
 }
 
 

@@ -25,6 +25,16 @@ Policy families (each episode draws its own parameters from its key):
 
 The 2016..2065 path of an episode (35 decisions + the 15 look-ahead years) is continued to
 2075 at baseline growth (it cannot affect the earlier years) and 2015 is SSP2-4.5.
+
+Jittered copies (``--jitter-of DIR --jitter LOW HIGH``): the game's levers move the gases
+together (in scenario (i) N2O's deviations are 99.98 % explained by the other gases'), so
+policy paths alone leave a surrogate free to misplace the effect of one gas against another,
+and that is what misorders nearly equal returns. A jittered set holds every path of ``DIR``
+and, for each, a copy multiplied from 2016 on by the paper's smoothed growth perturbation
+(:mod:`jaxclimate.climate.scenarios`, Eqs. 5-9) drawn independently for every gas, with
+narrower ``bounds``: data around the policy paths in every gas's own direction.
+
+    python -m jaxclimate.climate.policy_data --jitter-of data/policy10k --jitter 0.975 1.025 --out data/policy10k_jit
 """
 
 from __future__ import annotations
@@ -168,6 +178,51 @@ def generate(out: str | Path, episodes: int, *, scenarios=SCENARIOS, policies=PO
     return out
 
 
+def jittered_paths(emissions: np.ndarray, seed: int, bounds: tuple[float, float]) -> np.ndarray:
+    """Each (61, 5) path of 2015..2075 times Π_{s=2016..t} d(s), d the paper's smoothed growth
+    multipliers (log1p smoothing, α of the paper) with raw draws U(``bounds``) from
+    ``numpy.random.default_rng(seed)``, independently per path and gas; 2015 is left as it was
+    (the paths' shared first year)."""
+    from jaxclimate.climate import scenarios
+
+    lo, hi = bounds
+    if not 0 < lo <= 1 <= hi:
+        raise ValueError(f"jitter bounds must satisfy 0 < low <= 1 <= high, got {bounds}")
+    emissions = np.asarray(emissions, np.float64)
+    raw = np.random.default_rng(seed).uniform(lo, hi, emissions.shape)
+    raw[:, 0] = 1.0  # d(2015) = 1
+    d = scenarios.smooth_numpy(np.moveaxis(raw, 1, 0)).swapaxes(0, 1)  # smoothed along the years
+    return scenarios.emissions_from_multipliers(d, emissions)
+
+
+def generate_jittered(out: str | Path, source: str | Path, bounds: tuple[float, float], *, seed: int = 0) -> Path:
+    """The paths of the policy-data set ``source`` and one jittered copy of each
+    (:func:`jittered_paths` with ``seed``), with CICERO-SCM's temperatures, as one chunk."""
+    from jaxclimate.climate import cicero_jax, dataset
+
+    data = dataset.load_dataset(source)
+    if data["manifest"].get("kind") != "policy-induced":
+        raise ValueError(f"jitter-of: {source} is not a policy-data set (python -m jaxclimate.climate.policy_data)")
+    with np.load(sorted(Path(source).glob("chunk_*.npz"))[0]) as f:
+        labels = np.asarray(f["sources"])
+    copies = jittered_paths(data["emissions"], seed, bounds)
+    emissions = np.concatenate([data["emissions"], copies])
+    dT = np.concatenate([data["dT"], cicero_jax.run_batch(copies)])
+    sources = np.concatenate([labels, np.char.add("jittered ", labels.astype(str))])
+    n = len(emissions)
+    manifest = {
+        **{k: v for k, v in data["manifest"].items() if k not in ("num_scenarios", "seeds")},
+        "num_scenarios": n,
+        "seeds": f"0..{n - 1}",
+        "jitter": {"of": Path(source).name, "of_manifest": data["manifest"], "bounds": list(bounds), "seed": seed},
+    }
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    atomic_savez(out / "chunk_00000.npz", seeds=np.arange(n), emissions=emissions, dT=dT, sources=sources)
+    return out
+
+
 def main(argv=None) -> int:
     p = OneLineParser(prog="python -m jaxclimate.climate.policy_data", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, required=True)
@@ -178,10 +233,19 @@ def main(argv=None) -> int:
     p.add_argument(
         "--trajectories", type=Path, nargs="*", default=[], help="trained-policy episodes: RUN/trajectories.npz of python -m jaxclimate.train runs"
     )
+    p.add_argument("--jitter-of", type=Path, default=None, help="a policy-data set: write its paths and a jittered copy of each (needs --jitter)")
+    p.add_argument(
+        "--jitter", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"), help="bounds of the jitter's raw yearly multipliers, e.g. 0.975 1.025"
+    )
     args = p.parse_args(argv)
+    if (args.jitter_of is None) != (args.jitter is None):
+        p.error("--jitter-of and --jitter go together")
     start = time.perf_counter()
     try:
-        out = generate(args.out, args.episodes, scenarios=args.scenarios, policies=args.policies, seed=args.seed, trajectories=args.trajectories)
+        if args.jitter_of is not None:
+            out = generate_jittered(args.out, args.jitter_of, tuple(args.jitter), seed=args.seed)
+        else:
+            out = generate(args.out, args.episodes, scenarios=args.scenarios, policies=args.policies, seed=args.seed, trajectories=args.trajectories)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -235,6 +235,17 @@ def _extra_set_commands(folder: Path, name: str) -> list[str] | None:
         manifest = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError):
         return None
+    return _set_commands(manifest, name)
+
+
+def _set_commands(manifest: dict, name: str) -> list[str]:
+    if "jitter" in manifest:  # a policy-data set's paths with a jittered copy of each: that set's commands, then the jitter
+        jitter = manifest["jitter"]
+        low, high = jitter["bounds"]
+        return [
+            *_set_commands(jitter["of_manifest"], jitter["of"]),
+            f"python -m jaxclimate.climate.policy_data --jitter-of {jitter['of']} --jitter {low} {high} --seed {jitter['seed']} --out {name}",
+        ]
     if "generator" in manifest:  # more scenarios of the paper's generator (dataset --first-seed), not policy paths
         return [_dataset_command(manifest, name)]
     trained = [label.split(": ", 1)[1] for label in manifest.get("trained", {})]

@@ -56,6 +56,46 @@ def test_trained_policy_episodes_join_as_their_own_source(tmp_path):
     assert not (tmp_path / "bad").exists()  # refused before anything is written
 
 
+def _n2o_explained_by_other_gases(emissions):
+    """R² of N2O's deviations from the paths' mean (2016..2065) on the other gases'."""
+    dev = (emissions[:, 1:51] - emissions[:, 1:51].mean(0)).reshape(-1, 5)
+    others = np.c_[dev[:, [0, 1, 2, 4]], np.ones(len(dev))]
+    fitted = others @ np.linalg.lstsq(others, dev[:, 3], rcond=None)[0]
+    return 1 - np.sum((dev[:, 3] - fitted) ** 2) / np.sum((dev[:, 3] - dev[:, 3].mean()) ** 2)
+
+
+def test_jittered_copies_move_every_gas_on_its_own_from_2016(tmp_path):
+    """A jittered set: the source's paths unchanged, then a copy of each whose gases are
+    perturbed independently of each other (the game's levers move them together), 2015 kept,
+    with the oracle's temperatures."""
+    source = policy_data.generate(tmp_path / "src", 40, scenarios=("i",), policies=("scripted",), seed=2)
+    out = policy_data.generate_jittered(tmp_path / "jit", source, (0.975, 1.025), seed=3)
+    data, original = dataset.load_dataset(out), dataset.load_dataset(source)
+    n = len(original["emissions"])
+    np.testing.assert_array_equal(data["emissions"][:n], original["emissions"])
+    copies = data["emissions"][n:]
+    np.testing.assert_array_equal(copies[:, 0], original["emissions"][:, 0])  # 2015 as it was
+    log_ratio = np.log(copies[:, 1:51, [0, 2, 3, 4]] / original["emissions"][:, 1:51, [0, 2, 3, 4]])  # CO2_FF, CH4, N2O, SO2
+    growth = np.diff(log_ratio, axis=1).reshape(-1, 4)
+    assert np.all(np.abs(growth) <= np.log(1.025) + 1e-12) and growth.std() > 1e-3  # within the bounds, not zero
+    assert np.abs(np.corrcoef(growth.T)[np.triu_indices(4, 1)]).max() < 0.1  # each gas on its own
+    assert _n2o_explained_by_other_gases(original["emissions"]) > 0.99  # scenario (i)'s levers move the gases together
+    assert _n2o_explained_by_other_gases(copies) < 0.9
+    from jaxclimate.climate import cicero_jax
+
+    np.testing.assert_allclose(data["dT"][n:], cicero_jax.run_batch(copies), rtol=0, atol=1e-12)
+    with np.load(out / "chunk_00000.npz") as f:
+        assert set(f["sources"][n:]) == {"jittered i/scripted"}
+    assert data["manifest"]["jitter"]["of_manifest"]["episodes_per_source"] == 40
+    with pytest.raises(ValueError, match="0 < low <= 1 <= high"):
+        policy_data.jittered_paths(copies, 0, (1.01, 1.02))
+    (tmp_path / "paper").mkdir()
+    dataset._write_manifest(tmp_path / "paper", 1, dataset.GeneratorConfig())
+    np.savez(tmp_path / "paper" / "chunk_00000.npz", seeds=np.arange(1), emissions=copies[:1], dT=data["dT"][:1])
+    with pytest.raises(ValueError, match="not a policy-data set"):
+        policy_data.generate_jittered(tmp_path / "bad", tmp_path / "paper", (0.975, 1.025))
+
+
 def test_extra_data_joins_the_training_split_only():
     rng = np.random.default_rng(0)
 

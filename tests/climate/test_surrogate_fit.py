@@ -240,6 +240,20 @@ def test_a_card_names_fresh_scenarios_of_the_papers_generator_by_their_dataset_c
     assert weights_io._fit_command(more[0][0], defaults, 3, "RUN", None, None, more=name).endswith("--more-scenarios EXTRA")
 
 
+def test_a_card_names_a_jittered_set_by_its_source_commands_then_the_jitter(tmp_path):
+    jittered = tmp_path / "jit"
+    jittered.mkdir()
+    source = {"kind": "policy-induced", "seed": 0, "episodes_per_source": 7, "scenarios": ["i"], "policies": ["random"], "trained": {}}
+    jitter = {"of": "policy7", "of_manifest": source, "bounds": [0.975, 1.025], "seed": 0}
+    (jittered / "manifest.json").write_text(json.dumps({**source, "jitter": jitter}))
+    defaults = dataclasses.asdict(fit.FitConfig())
+    ((name, commands),) = weights_io._extra_data_commands([({**defaults, "extra_data": str(jittered)}, 3)]).values()
+    assert commands == [
+        "python -m jaxclimate.climate.policy_data --seed 0 --episodes 7 --scenarios i --policies random --out policy7",
+        f"python -m jaxclimate.climate.policy_data --jitter-of policy7 --jitter 0.975 1.025 --seed 0 --out {name}",
+    ]
+
+
 def test_a_run_from_the_shipped_weights_keeps_the_card_it_started_from(tmp_path):
     """Weights shipped after a run began do not rewrite its history: the chain through a run
     started from ``shipped:gru`` follows the card that run kept, not today's."""
