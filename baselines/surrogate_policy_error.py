@@ -13,6 +13,13 @@ and (ii), and optionally the episodes a trained policy visited (``trajectories.n
 first and last decade, mean error of the last decade (bias), and Kendall's τ-b of the
 discounted temperature returns −Σγ^t ΔT (paper Eq. 44) and −Σγ^t ΔT⁴ (the authors' code), as
 in the policy-consistency test. Issue target for scenario (ii): RMSE ≤ 5e-4 K, τ ≥ 0.99.
+
+For each trained-policy source also the **response to each gas** at the episode the policy
+plays most often: d(−Σγ^t ΔT)/d(gas's emissions in every year 2016..2065), the surrogate's
+(``jax.grad``) against CICERO-SCM's (central differences in float64), as a relative error. A
+trained policy's episodes differ from its usual one by a lever or two, so their returns lie
+within ~1e-4 K of each other and their order rests on these responses: a gas whose response is
+off by a few % misorders them while the RMSE stays tiny (docs/climate_mitigation.md §5.6).
 """
 
 from __future__ import annotations
@@ -33,8 +40,8 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxclimate._io import atomic_write_text  # noqa: E402
-from jaxclimate.climate import cicero_jax, engines, policy_data  # noqa: E402
-from jaxclimate.envs.climate_mitigation.consistency import consistency_metrics, oracle_inputs  # noqa: E402
+from jaxclimate.climate import cicero, cicero_jax, engines, policy_data  # noqa: E402
+from jaxclimate.envs.climate_mitigation.consistency import GAMMA, consistency_metrics, oracle_inputs  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -56,6 +63,32 @@ def error_metrics(T_surrogate: np.ndarray, T_cicero: np.ndarray) -> dict:
         "kendall_tau_T": m["kendall_tau_T"],
         "kendall_tau_T4": m["kendall_tau_T4"],
     }
+
+
+def gas_responses(engine: engines.SurrogateEngine, path: np.ndarray, gases: list[int]) -> dict[str, dict[str, float]]:
+    """Per gas of ``gases`` (indices into CO2_FF, CO2_AFOLU, CH4, N2O, SO2): d(discounted
+    return)/d(emissions of every year) of one (50, 5) path for the surrogate and CICERO-SCM (in
+    JAX, float64, central differences of 1e-3 of the gas's mean size), and the surrogate's
+    relative error."""
+    weights = -(GAMMA ** np.arange(path.shape[0]))
+    surrogate_return = lambda e: jnp.sum(weights * engines.rollout(engine, e))  # noqa: E731
+    d_surrogate = np.asarray(jax.grad(surrogate_return)(jnp.asarray(path, jnp.float32)), np.float64).sum(0)
+    steps = 1e-3 * np.maximum(np.abs(path).mean(0), 1e-6)
+    shifted = np.stack([path + sign * np.eye(5)[g] * steps[g] for g in range(5) for sign in (1, -1)])
+    T = cicero_jax.run_batch(oracle_inputs(shifted))[:, 2016 - 1900 : 2016 - 1900 + path.shape[0]]
+    R = (T * weights).sum(1).reshape(5, 2)
+    d_cicero = (R[:, 0] - R[:, 1]) / (2 * steps)
+    return {
+        gas: {"surrogate": float(d_surrogate[g]), "cicero": float(d_cicero[g]), "relative_error": float(d_surrogate[g] / d_cicero[g] - 1)}
+        for g, gas in enumerate(cicero.CONTROLLABLE)
+        if g in gases
+    }
+
+
+def most_played(paths: np.ndarray) -> tuple[np.ndarray, int]:
+    """The path that occurs most often among ``paths`` (a trained policy's usual episode)."""
+    _, first, counts = np.unique(paths.reshape(len(paths), -1), axis=0, return_index=True, return_counts=True)
+    return paths[first[np.argmax(counts)]], int(counts.max())
 
 
 def main(argv=None) -> dict:
@@ -83,11 +116,18 @@ def main(argv=None) -> dict:
         T_cicero = cicero_jax.run_batch(oracle_inputs(paths))[:, 2016 - 1900 : 2066 - 1900]
         rows[label] = error_metrics(surrogate_temperatures(engine, paths), T_cicero)
         r = rows[label]
+        if label.startswith("trained: "):
+            usual, count = most_played(paths)
+            moved = [g for g in range(5) if np.ptp(paths[:, :, g], axis=0).max() > 0]  # the gases the policy's levers move
+            r["usual_episode"] = {"count": count, "gas_responses": gas_responses(engine, usual, moved)}
         print(
             f"{label:>28}: RMSE {r['rmse_K']:.2e} K (first/last decade {r['rmse_first_decade_K']:.1e}/{r['rmse_last_decade_K']:.1e}, "
             f"bias {r['bias_last_decade_K']:+.1e}), τ {r['kendall_tau_T']:.4f} / τ(T⁴) {r['kendall_tau_T4']:.4f}",
             flush=True,
         )
+        if "usual_episode" in r:
+            errors = ", ".join(f"{gas} {v['relative_error']:+.1%}" for gas, v in r["usual_episode"]["gas_responses"].items())
+            print(f"{'':>28}  response to each gas at the usual episode ({r['usual_episode']['count']} of {r['episodes']}): {errors}", flush=True)
     result = {"surrogate": args.name, "weights": str(args.weights) if args.weights else "shipped", "seed": args.seed, "rows": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out, json.dumps(result, indent=2) + "\n")

@@ -23,6 +23,26 @@ def test_error_metrics_by_hand():
 
 
 @pytest.mark.slow
+def test_gas_responses_of_cicero_in_jax_match_its_own_differences():
+    """The response to each gas, by jax.grad through an engine, against CICERO-SCM's central
+    differences in float64: with CICERO-SCM in JAX as the engine the two agree (to its float32
+    run), so a surrogate's relative error there is the surrogate's; and the usual episode is the
+    most frequent one."""
+    import jax
+
+    from jaxclimate.climate import engines, policy_data
+
+    paths = policy_data.episode_paths("ii", "scripted", jax.random.PRNGKey(0), 3)
+    usual, count = spe.most_played(np.concatenate([paths, paths[1:2], paths[1:2]]))
+    assert count == 3 and np.array_equal(usual, paths[1])
+    responses = spe.gas_responses(engines.CiceroJaxEngine(start_year=2016), usual, [0, 2, 3, 4])
+    assert list(responses) == ["CO2_FF", "CH4", "N2O", "SO2"]
+    assert responses["CO2_FF"]["cicero"] < -1 and responses["SO2"]["cicero"] > 0.1  # warming gases cost, aerosols cool
+    for gas, r in responses.items():
+        assert abs(r["relative_error"]) < 1e-4, (gas, r)
+
+
+@pytest.mark.slow
 @pytest.mark.full_opt  # run time dominates: 1,024 surrogate and CICERO-SCM roll-outs (45 -> 21 s)
 def test_shipped_gru_meets_the_policy_path_target(tmp_path):
     """The default surrogate on held-out policy paths (seed 1, never trained on): scenario (ii)
