@@ -359,13 +359,13 @@ def _lineage_steps(stage: int) -> int:
     return steps
 
 
-def evaluate(stage: int, trajectories: list[Path]) -> dict:
+def evaluate(stage: int, trajectories: list[Path], core: int = 0) -> dict:
     """The stage's best weights so far, exported from a copy of its run (``fit
     --stop-after-epochs`` at its last epoch: nothing trained, the best weights evaluated on the
     paper's test split) and replayed on the held-out policy paths (``surrogate_policy_error.py``,
     seed 1, plus ``trajectories``: trained-policy episodes never used in training); one line
     appended to ``evaluations.jsonl`` (run ``docs/generate_tables.py`` after, for the table of §5.6).
-    Runs on core 0, beside stage 7 on core 1 (and sharing core 0 with stage 8 or 9 where one runs)."""
+    Runs on ``core`` (default 0, beside a stage training on core 1)."""
     if stage == 3:  # evaluated while it was the shipped GRU; the package now ships stage 5's
         raise SystemExit("stage 3 was evaluated while it was shipped (evaluations.jsonl); its weights are in the git history only")
     run, copy, export = WORK / STAGES[stage][0], WORK / f"eval{stage}", WORK / f"export{stage}"
@@ -376,7 +376,7 @@ def evaluate(stage: int, trajectories: list[Path]) -> dict:
         shutil.rmtree(path, ignore_errors=True)
     shutil.copytree(run, copy)
     epoch = max(int(p.name) for p in (copy / "checkpoints").iterdir() if p.name.isdigit())
-    _python([*_fit_command(stage, copy), "--stop-after-epochs", str(epoch), "--export", str(export)], core=0)
+    _python([*_fit_command(stage, copy), "--stop-after-epochs", str(epoch), "--export", str(export)], core=core)
     final = json.loads((copy / "final_metrics.json").read_text())
     best = _best(rows[:epoch])
     steps = _lineage_steps(stage) + sum(r["steps"] for r in rows[: best["epoch"]])
@@ -388,26 +388,26 @@ def evaluate(stage: int, trajectories: list[Path]) -> dict:
         "passes": steps * 512 / TRAIN_WINDOWS,
         "val_rmse": final["val_rmse"],
         "test_rmse": final["test_rmse"],
-        "paper_split_rmse": paper_split_rmse(export),
-        "policy_paths": _replay(stage, export, trajectories),
+        "paper_split_rmse": paper_split_rmse(export, core),
+        "policy_paths": _replay(stage, export, trajectories, core),
     }
     return _record(record)
 
 
-def _replay(stage: int, weights: Path, trajectories: list[Path]) -> dict:
-    """The held-out policy paths' errors of exported weights, by ``surrogate_policy_error.py`` on core 0."""
+def _replay(stage: int, weights: Path, trajectories: list[Path], core: int = 0) -> dict:
+    """The held-out policy paths' errors of exported weights, by ``surrogate_policy_error.py`` on ``core``."""
     out = WORK / f"policy_error{stage}.json"
     replay = [str(ROOT / "baselines" / "surrogate_policy_error.py"), "--name", "gru", "--weights", str(weights), "--out", str(out)]
-    _python(replay + (["--trajectories", *map(str, trajectories)] if trajectories else []), core=0)
+    _python(replay + (["--trajectories", *map(str, trajectories)] if trajectories else []), core=core)
     return json.loads(out.read_text())["rows"]
 
 
-def paper_split_rmse(weights: Path) -> dict[str, float]:
+def paper_split_rmse(weights: Path, core: int = 0) -> dict[str, float]:
     """RMSE of exported weights on each of the paper's splits, the
     training split without the extra paths: a training RMSE far below the test RMSE says the
     gap is the data (generalisation), one near it says capacity or optimisation."""
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
-        os.sched_setaffinity(0, {0})  # before JAX starts its threads: core 1 trains stage 7
+        os.sched_setaffinity(0, {core})  # before JAX starts its threads: the other core trains
     import jax
 
     from jaxclimate.climate import dataset, fit
@@ -660,7 +660,9 @@ def main(argv: list[str] | None = None) -> int:
         help="start: which stage trains (default the current one); evaluate, ship: which stage's best weights (3: stage 3's, shipped before stage 5)",
     )
     parser.add_argument("--trajectories", type=Path, nargs="*", default=[], help="evaluate: trained-policy episodes (trajectories.npz)")
-    parser.add_argument("--core", type=int, default=1, help="start: the core the training runs on (stage 7 on 1, stage 8 on 0)")
+    parser.add_argument(
+        "--core", type=int, default=None, help="start: the core the training runs on (default 1); evaluate: the core it runs on (default 0)"
+    )
     args = parser.parse_args(argv)
     if args.command == "evaluate" and not args.trajectories:  # the held-out trained-policy runs, where made
         args.trajectories = [f for f in trained_files("heldout") if f.exists()]
@@ -671,9 +673,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "ship":
         ship(args.stage)
     elif args.command == "evaluate":
-        evaluate(args.stage, args.trajectories)
+        evaluate(args.stage, args.trajectories, 0 if args.core is None else args.core)
     elif args.command == "start":
-        start(args.stage, args.core)
+        start(args.stage, 1 if args.core is None else args.core)
     elif args.command == "stop":
         stop(args.stage)
     elif args.command == "save":
