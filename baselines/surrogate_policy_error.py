@@ -14,7 +14,9 @@ first and last decade, mean error of the last decade (bias), and Kendall's τ-b 
 discounted temperature returns −Σγ^t ΔT (paper Eq. 44) and −Σγ^t ΔT⁴ (the authors' code), as
 in the policy-consistency test. Issue target for scenario (ii): RMSE ≤ 5e-4 K, τ ≥ 0.99.
 
-For each trained-policy source also the **response to each gas** at the episode the policy
+For each trained-policy source also τ over its distinct episodes (a trained policy plays one
+episode again and again, and τ over all of them counts each pair with that episode as often),
+and the **response to each gas** at the episode the policy
 plays most often: d(−Σγ^t ΔT)/d(gas's emissions in every year 2016..2065), the surrogate's
 (``jax.grad``) against CICERO-SCM's (central differences in float64), as a relative error. A
 trained policy's episodes differ from its usual one by a lever or two, so their returns lie
@@ -41,7 +43,7 @@ import numpy as np  # noqa: E402
 
 from jaxclimate._io import atomic_write_text  # noqa: E402
 from jaxclimate.climate import cicero, cicero_jax, engines, policy_data  # noqa: E402
-from jaxclimate.envs.climate_mitigation.consistency import GAMMA, consistency_metrics, oracle_inputs  # noqa: E402
+from jaxclimate.envs.climate_mitigation.consistency import GAMMA, consistency_metrics, discounted_temperature_returns, kendall_tau_b, oracle_inputs  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -114,9 +116,13 @@ def main(argv=None) -> dict:
     rows = {}
     for label, paths in sources.items():
         T_cicero = cicero_jax.run_batch(oracle_inputs(paths))[:, 2016 - 1900 : 2066 - 1900]
-        rows[label] = error_metrics(surrogate_temperatures(engine, paths), T_cicero)
+        T_surrogate = surrogate_temperatures(engine, paths)
+        rows[label] = error_metrics(T_surrogate, T_cicero)
         r = rows[label]
-        if label.startswith("trained: "):
+        if label.startswith("trained: "):  # a trained policy repeats episodes: τ over its distinct ones too
+            distinct = np.sort(np.unique(paths.reshape(len(paths), -1), axis=0, return_index=True)[1])
+            r["distinct_episodes"] = int(len(distinct))
+            r["kendall_tau_T_distinct"] = kendall_tau_b(*(discounted_temperature_returns(T[distinct]) for T in (T_surrogate, T_cicero)))
             usual, count = most_played(paths)
             moved = [g for g in range(5) if np.ptp(paths[:, :, g], axis=0).max() > 0]  # the gases the policy's levers move
             r["usual_episode"] = {"count": count, "gas_responses": gas_responses(engine, usual, moved)}
@@ -127,6 +133,7 @@ def main(argv=None) -> dict:
         )
         if "usual_episode" in r:
             errors = ", ".join(f"{gas} {v['relative_error']:+.1%}" for gas, v in r["usual_episode"]["gas_responses"].items())
+            print(f"{'':>28}  τ over its {r['distinct_episodes']} distinct episodes {r['kendall_tau_T_distinct']:.4f}", flush=True)
             print(f"{'':>28}  response to each gas at the usual episode ({r['usual_episode']['count']} of {r['episodes']}): {errors}", flush=True)
     result = {"surrogate": args.name, "weights": str(args.weights) if args.weights else "shipped", "seed": args.seed, "rows": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
