@@ -43,6 +43,25 @@ def test_gas_responses_of_cicero_in_jax_match_its_own_differences():
 
 
 @pytest.mark.slow
+def test_a_trained_source_reports_its_distinct_episodes_and_usual_one(tmp_path):
+    import jax
+
+    from jaxclimate.climate import policy_data
+
+    paths = policy_data.episode_paths("i", "scripted", jax.random.PRNGKey(1), 4)
+    run = tmp_path / "run"
+    run.mkdir()
+    repeated = np.concatenate([paths, paths[2:3], paths[2:3]]).astype(np.float32)  # episode 2 three times
+    np.savez(run / "trajectories.npz", emissions=repeated, first_year=np.asarray(2016))
+    result = spe.main(["--episodes", "2", "--trajectories", str(run / "trajectories.npz"), "--out", str(tmp_path / "e.json")])
+    row = result["rows"]["trained: run"]
+    assert row["episodes"] == 6 and row["distinct_episodes"] == 4 and row["usual_episode"]["count"] == 3
+    assert set(row["usual_episode"]["gas_responses"]) == {"CO2_FF", "CH4", "N2O", "SO2"}  # scenario (i)'s energy lever moves these
+    assert -1 <= row["kendall_tau_T_distinct"] <= 1
+    assert "usual_episode" not in result["rows"]["i/random"]
+
+
+@pytest.mark.slow
 @pytest.mark.full_opt  # run time dominates: 1,024 surrogate and CICERO-SCM roll-outs (45 -> 21 s)
 def test_shipped_gru_meets_the_policy_path_target(tmp_path):
     """The default surrogate on held-out policy paths (seed 1, never trained on): scenario (ii)
