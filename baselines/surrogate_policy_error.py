@@ -125,7 +125,8 @@ def main(argv=None) -> dict:
             r["kendall_tau_T_distinct"] = kendall_tau_b(*(discounted_temperature_returns(T[distinct]) for T in (T_surrogate, T_cicero)))
             usual, count = most_played(paths)
             moved = [g for g in range(5) if np.ptp(paths[:, :, g], axis=0).max() > 0]  # the gases the policy's levers move
-            r["usual_episode"] = {"count": count, "gas_responses": gas_responses(engine, usual, moved)}
+            if count > 1:  # a policy that repeats an episode (one that never does has no usual episode)
+                r["usual_episode"] = {"count": count, "gas_responses": gas_responses(engine, usual, moved)}
         print(
             f"{label:>28}: RMSE {r['rmse_K']:.2e} K (first/last decade {r['rmse_first_decade_K']:.1e}/{r['rmse_last_decade_K']:.1e}, "
             f"bias {r['bias_last_decade_K']:+.1e}), τ {r['kendall_tau_T']:.4f} / τ(T⁴) {r['kendall_tau_T4']:.4f}",

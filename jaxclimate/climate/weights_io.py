@@ -317,7 +317,7 @@ def write_weights_readme(directory: str | Path | None = None) -> Path:
             "| metric | value |",
             "|---|---|",
             f"| test RMSE (K) | {m['test_rmse']:.3e} |",
-            f"| test R² | {m['test_r2']:.6f} |",
+            f"| test R² | {m['test_r2']:.7f} |",
             f"| validation RMSE (K) | {m['val_rmse']:.3e} |",
             f"| train RMSE (K) | {m['train_rmse']:.3e} |",
             f"| epochs × steps per epoch × batch | {m['epochs']} × {m['steps_per_epoch']} × {m['batch_size']} |",
