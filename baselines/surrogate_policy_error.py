@@ -72,13 +72,13 @@ def gas_responses(engine: engines.SurrogateEngine, path: np.ndarray, gases: list
     return)/d(emissions of every year) of one (50, 5) path for the surrogate and CICERO-SCM (in
     JAX, float64, central differences of 1e-3 of the gas's mean size), and the surrogate's
     relative error."""
-    weights = -(GAMMA ** np.arange(path.shape[0]))
-    surrogate_return = lambda e: jnp.sum(weights * engines.rollout(engine, e))  # noqa: E731
+    discounts = GAMMA ** np.arange(path.shape[0])
+    surrogate_return = lambda e: -jnp.sum(discounts * engines.rollout(engine, e))  # noqa: E731 (the same return, differentiable)
     d_surrogate = np.asarray(jax.grad(surrogate_return)(jnp.asarray(path, jnp.float32)), np.float64).sum(0)
     steps = 1e-3 * np.maximum(np.abs(path).mean(0), 1e-6)
     shifted = np.stack([path + sign * np.eye(5)[g] * steps[g] for g in range(5) for sign in (1, -1)])
     T = cicero_jax.run_batch(oracle_inputs(shifted))[:, 2016 - 1900 : 2016 - 1900 + path.shape[0]]
-    R = (T * weights).sum(1).reshape(5, 2)
+    R = discounted_temperature_returns(T).reshape(5, 2)
     d_cicero = (R[:, 0] - R[:, 1]) / (2 * steps)
     return {
         gas: {"surrogate": float(d_surrogate[g]), "cicero": float(d_cicero[g]), "relative_error": float(d_surrogate[g] / d_cicero[g] - 1)}
@@ -87,9 +87,15 @@ def gas_responses(engine: engines.SurrogateEngine, path: np.ndarray, gases: list
     }
 
 
+def distinct_episodes(paths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The index of each distinct path's first occurrence among ``paths`` and how often it occurs."""
+    _, first, counts = np.unique(paths.reshape(len(paths), -1), axis=0, return_index=True, return_counts=True)
+    return first, counts
+
+
 def most_played(paths: np.ndarray) -> tuple[np.ndarray, int]:
     """The path that occurs most often among ``paths`` (a trained policy's usual episode)."""
-    _, first, counts = np.unique(paths.reshape(len(paths), -1), axis=0, return_index=True, return_counts=True)
+    first, counts = distinct_episodes(paths)
     return paths[first[np.argmax(counts)]], int(counts.max())
 
 
@@ -120,12 +126,12 @@ def main(argv=None) -> dict:
         rows[label] = error_metrics(T_surrogate, T_cicero)
         r = rows[label]
         if label.startswith("trained: "):  # a trained policy repeats episodes: τ over its distinct ones too
-            distinct = np.sort(np.unique(paths.reshape(len(paths), -1), axis=0, return_index=True)[1])
+            distinct = np.sort(distinct_episodes(paths)[0])
             r["distinct_episodes"] = int(len(distinct))
             r["kendall_tau_T_distinct"] = kendall_tau_b(*(discounted_temperature_returns(T[distinct]) for T in (T_surrogate, T_cicero)))
             usual, count = most_played(paths)
-            moved = [g for g in range(5) if np.ptp(paths[:, :, g], axis=0).max() > 0]  # the gases the policy's levers move
             if count > 1:  # a policy that repeats an episode (one that never does has no usual episode)
+                moved = [g for g in range(5) if np.ptp(paths[:, :, g], axis=0).max() > 0]  # the gases the policy's levers move
                 r["usual_episode"] = {"count": count, "gas_responses": gas_responses(engine, usual, moved)}
         print(
             f"{label:>28}: RMSE {r['rmse_K']:.2e} K (first/last decade {r['rmse_first_decade_K']:.1e}/{r['rmse_last_decade_K']:.1e}, "

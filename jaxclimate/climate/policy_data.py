@@ -208,7 +208,7 @@ def generate_jittered(out: str | Path, source: str | Path, bounds: tuple[float, 
     copies = jittered_paths(data["emissions"], seed, bounds)
     emissions = np.concatenate([data["emissions"], copies])
     dT = np.concatenate([data["dT"], cicero_jax.run_batch(copies)])
-    sources = np.concatenate([labels, np.char.add("jittered ", labels.astype(str))])
+    sources = np.concatenate([labels, np.char.add("jittered ", labels)])
     n = len(emissions)
     manifest = {
         **{k: v for k, v in data["manifest"].items() if k not in ("num_scenarios", "seeds")},
