@@ -88,13 +88,19 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
         "regenerate": [_dataset_command(manifest)],
     }
     defaults = dataclasses.asdict(type(fit_config)())
-    stages, start_card = _training_chain(dataclasses.asdict(fit_config), defaults, result["metrics"]["epochs"])
-    # the runs this one was fine-tuned from, each with the epochs it ran
-    card["earlier_training"] = [{**cfg, "epochs_run": epochs} for cfg, epochs in stages[:-1]]
+    card.update(chain_fields(dataclasses.asdict(fit_config), defaults, result["metrics"]["epochs"], card["regenerate"]))
+    atomic_write_bytes(directory / f"{name}.msgpack", serialization.msgpack_serialize(params))
+    atomic_write_bytes(directory / f"{name}.json", (json.dumps(card, indent=2) + "\n").encode())
+    return directory / f"{name}.json"
+
+
+def chain_fields(training: dict, defaults: dict, epochs_run: int, data_commands: list[str]) -> dict:
+    """A card's ``earlier_training``, ``extra_data_commands`` and ``regenerate`` (after
+    ``data_commands``, which make the paper's scenarios) for weights fitted with ``training``."""
+    stages, start_card = _training_chain(training, defaults, epochs_run)
     extras = _extra_data_commands(stages, start_card)
-    card["extra_data_commands"] = [commands for _, commands in extras.values()]
-    card["regenerate"] += [command for _, commands in extras.values() for command in commands]
-    card["regenerate"] += [
+    regenerate = [*data_commands, *(command for _, commands in extras.values() for command in commands)]
+    regenerate += [
         _fit_command(
             cfg,
             defaults,
@@ -107,9 +113,12 @@ def save_surrogate(directory: str | Path, name: str, result: dict, manifest: dic
         )
         for i, (cfg, epochs) in enumerate(stages)
     ]
-    atomic_write_bytes(directory / f"{name}.msgpack", serialization.msgpack_serialize(params))
-    atomic_write_bytes(directory / f"{name}.json", (json.dumps(card, indent=2) + "\n").encode())
-    return directory / f"{name}.json"
+    return {
+        # the runs these weights were fine-tuned from, each with the epochs it ran
+        "earlier_training": [{**cfg, "epochs_run": epochs} for cfg, epochs in stages[:-1]],
+        "extra_data_commands": [commands for _, commands in extras.values()],
+        "regenerate": regenerate,
+    }
 
 
 def load_surrogate(name: str = "gru", directory: str | Path | None = None) -> Surrogate:
@@ -187,7 +196,7 @@ def _extra_data_commands(stages: list[tuple[dict, int]], start_card: dict | None
     the commands ``start_card`` (the shipped card the chain starts from) recorded for it, in order."""
     folders = list(dict.fromkeys(cfg[key] for cfg, _ in stages for key in ("more_scenarios", "extra_data") if cfg.get(key)))
     recorded = _recorded_extra_commands(start_card)
-    out = {}
+    out, made = {}, {}
     for i, folder in enumerate(folders):
         name = "EXTRA" if i == 0 else f"EXTRA{i + 1}"
         commands = _extra_set_commands(Path(folder), name)
@@ -195,8 +204,23 @@ def _extra_data_commands(stages: list[tuple[dict, int]], start_card: dict | None
             commands = (
                 [_renamed_output(c, name) for c in recorded[i]] if i < len(recorded) else [f"python -m jaxclimate.climate.policy_data --out {name}"]
             )
+        commands = _jitter_of_earlier_set(commands, made)
+        made[_unnamed(commands)] = name
         out[folder] = (name, commands)
     return out
+
+
+def _unnamed(commands: list[str]) -> tuple[str, ...]:
+    """``commands`` with their output folder left out, so two sets made alike compare equal."""
+    return tuple(_renamed_output(c, "OUT") for c in commands)
+
+
+def _jitter_of_earlier_set(commands: list[str], made: dict[tuple[str, ...], str]) -> list[str]:
+    """A jittered set whose source an earlier set of the chain already is: the jitter of that
+    set by its name, rather than its commands a second time."""
+    *source, jitter = commands
+    earlier = made.get(_unnamed(source)) if source and "--jitter-of" in jitter else None
+    return [re.sub(r"--jitter-of \S+", f"--jitter-of {earlier}", jitter)] if earlier else commands
 
 
 def _recorded_extra_commands(card: dict | None) -> list[list[str]]:

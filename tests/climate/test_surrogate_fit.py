@@ -252,6 +252,13 @@ def test_a_card_names_a_jittered_set_by_its_source_commands_then_the_jitter(tmp_
         "python -m jaxclimate.climate.policy_data --seed 0 --episodes 7 --scenarios i --policies random --out policy7",
         f"python -m jaxclimate.climate.policy_data --jitter-of policy7 --jitter 0.975 1.025 --seed 0 --out {name}",
     ]
+    # after the same paths as a set of its own (stage 11, then stage 12): the jitter of that set, once
+    (tmp_path / "paths").mkdir()
+    (tmp_path / "paths" / "manifest.json").write_text(json.dumps(source))
+    chain = [({**defaults, "extra_data": str(tmp_path / "paths")}, 3), ({**defaults, "extra_data": str(jittered)}, 3)]
+    (first, made), (second, jitter_only) = weights_io._extra_data_commands(chain).values()
+    assert made == [commands[0].replace("--out policy7", f"--out {first}")]
+    assert jitter_only == [f"python -m jaxclimate.climate.policy_data --jitter-of {first} --jitter 0.975 1.025 --seed 0 --out {second}"]
 
 
 def test_a_run_from_the_shipped_weights_keeps_the_card_it_started_from(tmp_path):
