@@ -647,8 +647,10 @@ def plot() -> None:
             ev.axhline(PAPER_POLICY_RMSE[scenario], color=colour, ls=":", lw=0.8, label=f"paper ({scenario}) policy paths")
         ev.axhline(PAPER_TEST_RMSE, color="k", ls=":", lw=0.8, label="paper test RMSE")
         placed: list[dict] = []
-        for r in records:  # a label near one already placed goes below its point instead of above
-            near = any(abs(r["passes"] - p["passes"]) < 5 and abs(math.log(r["test_rmse"] / p["test_rmse"])) < 0.2 for p in placed)
+        for i, r in enumerate(records):  # a label near one already placed goes below its point instead of above
+            if any(q["stage"] == r["stage"] and abs(q["passes"] - r["passes"]) < 5 for q in records[i + 1 :]):
+                continue  # a stage's evaluations close together: one label, at the last
+            near = any(abs(r["passes"] - p["passes"]) < 8 and abs(math.log(r["test_rmse"] / p["test_rmse"])) < 0.2 for p in placed)
             ev.annotate(f"stage {r['stage']}", (r["passes"], r["test_rmse"]), fontsize=7, xytext=(3, -10 if near else 4), textcoords="offset points")
             placed.append(r)
         ev.margins(x=0.12)
