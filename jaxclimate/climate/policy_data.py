@@ -203,7 +203,7 @@ def generate_jittered(out: str | Path, source: str | Path, bounds: tuple[float, 
     data = dataset.load_dataset(source)
     if data["manifest"].get("kind") != "policy-induced":
         raise ValueError(f"jitter-of: {source} is not a policy-data set (python -m jaxclimate.climate.policy_data)")
-    with np.load(sorted(Path(source).glob("chunk_*.npz"))[0]) as f:
+    with np.load(Path(source) / "chunk_00000.npz") as f:  # generate writes a set as this one chunk
         labels = np.asarray(f["sources"])
     copies = jittered_paths(data["emissions"], seed, bounds)
     emissions = np.concatenate([data["emissions"], copies])

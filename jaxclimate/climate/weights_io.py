@@ -196,15 +196,15 @@ def _extra_data_commands(stages: list[tuple[dict, int]], start_card: dict | None
     the commands ``start_card`` (the shipped card the chain starts from) recorded for it, in order."""
     folders = list(dict.fromkeys(cfg[key] for cfg, _ in stages for key in ("more_scenarios", "extra_data") if cfg.get(key)))
     recorded = _recorded_extra_commands(start_card)
-    out, made = {}, {}
+    out: dict[str, tuple[str, list[str]]] = {}
+    made: dict[tuple[str, ...], str] = {}  # the sets made so far, by their commands without the output folder
     for i, folder in enumerate(folders):
         name = "EXTRA" if i == 0 else f"EXTRA{i + 1}"
-        commands = _extra_set_commands(Path(folder), name)
+        commands = _extra_set_commands(Path(folder), name, made)
         if commands is None:
             commands = (
                 [_renamed_output(c, name) for c in recorded[i]] if i < len(recorded) else [f"python -m jaxclimate.climate.policy_data --out {name}"]
             )
-        commands = _jitter_of_earlier_set(commands, made)
         made[_unnamed(commands)] = name
         out[folder] = (name, commands)
     return out
@@ -213,14 +213,6 @@ def _extra_data_commands(stages: list[tuple[dict, int]], start_card: dict | None
 def _unnamed(commands: list[str]) -> tuple[str, ...]:
     """``commands`` with their output folder left out, so two sets made alike compare equal."""
     return tuple(_renamed_output(c, "OUT") for c in commands)
-
-
-def _jitter_of_earlier_set(commands: list[str], made: dict[tuple[str, ...], str]) -> list[str]:
-    """A jittered set whose source an earlier set of the chain already is: the jitter of that
-    set by its name, rather than its commands a second time."""
-    *source, jitter = commands
-    earlier = made.get(_unnamed(source)) if source and "--jitter-of" in jitter else None
-    return [re.sub(r"--jitter-of \S+", f"--jitter-of {earlier}", jitter)] if earlier else commands
 
 
 def _recorded_extra_commands(card: dict | None) -> list[list[str]]:
@@ -250,25 +242,28 @@ def _dataset_command(manifest: dict, out: str = "DATA") -> str:
     return f"python -m jaxclimate.climate.dataset --scenarios {manifest['num_scenarios']}{first}{engine} --out {out}"
 
 
-def _extra_set_commands(folder: Path, name: str) -> list[str] | None:
+def _extra_set_commands(folder: Path, name: str, made: dict[tuple[str, ...], str]) -> list[str] | None:
     """The commands that regenerate an extra training set as ``name``: more of the paper's
     scenarios by ``dataset --first-seed``; policy-induced paths by their trained-policy runs where
     it has them (``baselines/surrogate_long_run.py trained`` makes them under ``trained/``), then
-    ``policy_data``; ``None`` where the folder is gone."""
+    ``policy_data``; ``None`` where the folder is gone. ``made``: sets made before, by their
+    commands without the output folder."""
     try:
         manifest = json.loads((folder / "manifest.json").read_text())
     except (OSError, ValueError):
         return None
-    return _set_commands(manifest, name)
+    return _set_commands(manifest, name, made)
 
 
-def _set_commands(manifest: dict, name: str) -> list[str]:
+def _set_commands(manifest: dict, name: str, made: dict[tuple[str, ...], str]) -> list[str]:
     if "jitter" in manifest:  # a policy-data set's paths with a jittered copy of each: that set's commands, then the jitter
         jitter = manifest["jitter"]
         low, high = jitter["bounds"]
+        source = _set_commands(jitter["of_manifest"], jitter["of"], made)
+        of = made.get(_unnamed(source))  # a set the chain made before: jittered by its name, not made twice
         return [
-            *_set_commands(jitter["of_manifest"], jitter["of"]),
-            f"python -m jaxclimate.climate.policy_data --jitter-of {jitter['of']} --jitter {low} {high} --seed {jitter['seed']} --out {name}",
+            *(source if of is None else []),
+            f"python -m jaxclimate.climate.policy_data --jitter-of {of or jitter['of']} --jitter {low} {high} --seed {jitter['seed']} --out {name}",
         ]
     if "generator" in manifest:  # more scenarios of the paper's generator (dataset --first-seed), not policy paths
         return [_dataset_command(manifest, name)]
